@@ -1,0 +1,164 @@
+"""The contract every game's rules implement: a pure decider.
+
+A game is a handful of plain functions over its own state type. They do no I/O, read no
+clock and draw no global randomness; the host around them loads, stores and serves.
+
+    setup(options, seats, rng)      -> the opening events (shuffles included)
+    decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError
+    evolve(state, event)            -> the next state (total, deterministic, no randomness)
+    view(state, seat)               -> what one seat (or a spectator, seat None) may see
+    redact(event, seat)             -> what that seat may see of an event (None: nothing)
+    to_act(state)                   -> the seats that may act now
+    legal_actions(state, seat)      -> ready-to-send commands for that seat
+    outcome(state)                  -> the result once the game is over, else None
+
+Commands, events, options and views are the game's protobuf messages (`Command`, `Event`,
+`Options`, `View` in `arbiter.<game>.v1`): the schema is the contract, so old logs keep
+replaying. States are the game's own immutable values: `evolve` returns a new state and never
+changes the one it was given, so `decide` may fold its own events to look ahead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, MutableSequence, Protocol, TypeVar
+
+S = TypeVar("S")
+Message = Any  # a protobuf message of the game's package
+
+
+class RuleError(Exception):
+    """A command the rules forbid now: FAILED_PRECONDITION with a stable code.
+
+    `code` is a machine code that never changes meaning (`NOT_YOUR_TURN`, `COLUMN_FULL`);
+    `message` is one sentence a player understands ("column 3 is full").
+    """
+
+    status = "FAILED_PRECONDITION"
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+class MalformedCommand(RuleError):
+    """A command that could never be valid (missing oneof, cell out of range): INVALID_ARGUMENT."""
+
+    status = "INVALID_ARGUMENT"
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A seat at the table. `kind` is "human" or "ai"; `bot` names the AI's bot."""
+
+    name: str
+    kind: str = "human"
+    bot: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: the winning seats (several on a shared win, none when all lose)."""
+
+    winners: tuple[int, ...]
+    scores: tuple[int, ...] = ()
+    reason: str = ""
+
+
+class Rng:
+    """Deterministic randomness for one decision, derived from the game's secret seed.
+
+    The stream is SHA-256 in counter mode over HMAC-SHA256(seed, "<version>"), so anyone holding
+    the revealed seed re-derives every shuffle and draw in any language:
+        block_i = SHA-256(key || i as 8 big-endian bytes); each block yields four 64-bit words;
+        below(n) takes words until one is < n * floor(2^64 / n) and returns it mod n.
+    """
+
+    __slots__ = ("_key", "_counter", "_words")
+
+    def __init__(self, seed: bytes, version: int) -> None:
+        self._key = hmac.new(seed, str(version).encode(), hashlib.sha256).digest()
+        self._counter = 0
+        self._words: list[int] = []
+
+    @classmethod
+    def for_test(cls, n: int) -> Rng:
+        return cls(b"test-seed-%d" % n, 0)
+
+    def _word(self) -> int:
+        if not self._words:
+            block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
+            self._counter += 1
+            self._words = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]
+        return self._words.pop()
+
+    def below(self, n: int) -> int:
+        """A uniform integer in [0, n)."""
+        if n <= 0:
+            raise ValueError("below() needs n > 0")
+        limit = (1 << 64) - (1 << 64) % n
+        while True:
+            w = self._word()
+            if w < limit:
+                return w % n
+
+    def choice(self, items: Sequence[Any]) -> Any:
+        return items[self.below(len(items))]
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        """Fisher-Yates from the end, in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+    def shuffled(self, items: Sequence[Any]) -> list[Any]:
+        out = list(items)
+        self.shuffle(out)
+        return out
+
+    def chance(self, numerator: int, denominator: int) -> bool:
+        """True with probability numerator/denominator."""
+        return self.below(denominator) < numerator
+
+
+class Bot(Protocol):
+    """An AI player: it sees only its seat's view and the commands it may send."""
+
+    def __call__(self, view: Message, legal: list[Message], rng: Rng) -> Message: ...
+
+
+@dataclass(frozen=True)
+class Game(Generic[S]):
+    """Everything the platform needs to know about one game."""
+
+    name: str  # short name used in ids, metrics and the CLI: "bubblee"
+    title: str
+    pb: Any  # the generated module of arbiter.<game>.v1 (Command, Event, Options, View, ...)
+    min_seats: int
+    max_seats: int
+    setup: Callable[[Message, Sequence[Seat], Rng], list[Message]]
+    decide: Callable[[S, int | None, Message, Rng], list[Message]]
+    evolve: Callable[[S | None, Message], S]
+    view: Callable[[S, int | None], Message]
+    redact: Callable[[Message, int | None], Message | None]
+    to_act: Callable[[S], Sequence[int]]
+    legal_actions: Callable[[S, int], list[Message]]
+    outcome: Callable[[S], Outcome | None]
+    bots: dict[str, Bot] = field(default_factory=dict)
+    default_bot: str = "random"
+    # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
+    redeal: Callable[[S, int, Rng], S] | None = None
+    # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
+    observe: Callable[[Message], dict[str, float]] | None = None
+
+    def replay(self, events: Sequence[Message]) -> S:
+        state: S | None = None
+        for event in events:
+            state = self.evolve(state, event)
+        assert state is not None, "a game starts with at least one event"
+        return state

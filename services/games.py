@@ -1,0 +1,23 @@
+"""The games this server knows, by name. Adding a game is one line here."""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from services.core.decider import Game
+
+GAME_MODULES = {
+    "bubblee": "services.bubblee",
+}
+
+
+@cache
+def game(name: str) -> Game:
+    if name not in GAME_MODULES:
+        raise KeyError(name)
+    return importlib.import_module(GAME_MODULES[name]).GAME  # type: ignore[no-any-return]
+
+
+def all_games() -> list[Game]:
+    return [game(name) for name in GAME_MODULES]
