@@ -1,2 +1,49 @@
-def main() -> None:
-    pass
+"""The `arbiter` command: serve, play, replay, verify (and the workers' commands)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from services.cli import commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="arbiter", description="Arbiter, a rules server "
+                                     "for tabletop games.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve the games over gRPC (configured by ARBITER_*)")
+    serve.add_argument("--games", default="", help="comma-separated games (default: all)")
+
+    play = sub.add_parser("play", help="play a game in the terminal against a bot")
+    play.add_argument("game", choices=["bubblee"])
+    play.add_argument("--bot", default="greedy", help="the opponent's bot")
+    play.add_argument("--seed", type=int, default=None, help="a fixed seed, for practice")
+    play.add_argument("--no-colour", action="store_true")
+
+    replay = sub.add_parser("replay", help="step through a log file or a stored game")
+    replay.add_argument("source", help="a JSON Lines log file, or a game id on the server")
+    replay.add_argument("--to", type=int, default=0, help="show the game at this version")
+    replay.add_argument("--all", action="store_true", help="print every step, no prompt")
+    replay.add_argument("--no-colour", action="store_true")
+
+    verify = sub.add_parser("verify", help="re-run a log and check every event and the seed")
+    verify.add_argument("source", help="a JSON Lines log file, or a game id on the server")
+
+    export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
+    export.add_argument("game_id")
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    handler = getattr(commands, args.command)
+    result = handler(args)
+    if asyncio.iscoroutine(result):
+        result = asyncio.run(result)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, MutableSequence, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 S = TypeVar("S")
 Message = Any  # a protobuf message of the game's package
@@ -150,11 +150,17 @@ class Game(Generic[S]):
     legal_actions: Callable[[S, int], list[Message]]
     outcome: Callable[[S], Outcome | None]
     bots: dict[str, Bot] = field(default_factory=dict)
+    # The seat count of a standard game with default options (tests and tools use it).
+    standard_seats: int = 0
     default_bot: str = "random"
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
     # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
     observe: Callable[[Message], dict[str, float]] | None = None
+
+    @property
+    def seat_count(self) -> int:
+        return self.standard_seats or self.min_seats
 
     def replay(self, events: Sequence[Message]) -> S:
         state: S | None = None

@@ -1,0 +1,1125 @@
+"""Bubblee Pop: the decider (rulebook rules/bubblee-pop.fr.txt, RULINGS.md, docs/rulings/bubblee.md).
+
+A turn (rulebook "Tour de jeu"):
+  1. refill the sky, one drawn Bubblee at a time, the player choosing each empty cell
+     (skipped on the game's very first turn);
+  2. optionally swap two orthogonally adjacent sky Bubblees;
+  3. drop two adjacent sky Bubblees on your planet (at least one from your own sky row);
+  4-5. lines of 3+ are removed with their connected same-coloured Bubblees, gravity, chain
+     reactions; then the powers gained are applied in the player's order or declined.
+
+decide computes every consequence once and records it in events; evolve only applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+from arbiter.v1 import arbiter_pb2
+from services.bubblee import board
+from services.bubblee.board import (
+    BLACK,
+    BLUE,
+    GREEN,
+    HEIGHT,
+    LINE_COLOURS,
+    PURPLE,
+    RED,
+    WIDTH,
+    YELLOW,
+    Masks,
+)
+from services.bubblee.levels import Level, level
+from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+
+# ---- The material ---------------------------------------------------------------------
+
+PER_COLOUR = 16  # 96 Bubblees: 16 of each of the 6 colours
+TOTAL = 6 * PER_COLOUR
+BAG_BLACKS = 3  # "la pioche doit toujours contenir exactement 3 Bubblees Noirs"
+START_BLACK_COLUMNS = (0, 2, 4)  # columns 1, 3, 5 of the ground row
+EXTRA_BLACK_COLUMNS = (1, 3)  # the difficulty variant: 4th in column 2, 5th in column 4
+SKY_CELLS = 2 * WIDTH
+
+# Sky pairs of orthogonally adjacent cells (index = row * 5 + column).
+SKY_ROW_PAIRS = tuple(
+    (r * WIDTH + c, r * WIDTH + c + 1) for r in range(2) for c in range(WIDTH - 1)
+)
+SKY_COLUMN_PAIRS = tuple((c, WIDTH + c) for c in range(WIDTH))
+SKY_PAIRS = SKY_ROW_PAIRS + SKY_COLUMN_PAIRS
+
+# Phases (the proto enum values).
+PLACE, ACTION, POWERS, OVER = pb.PHASE_PLACE, pb.PHASE_ACTION, pb.PHASE_POWERS, pb.PHASE_OVER
+
+
+class State(NamedTuple):
+    """Everything on the table. Planet i belongs to seat i (solo: planet 1 is the target)."""
+
+    seats: int
+    no_powers: bool
+    extra_blacks: int
+    opponent_lines_grant_powers: bool
+    solo_level: int
+    draw_seed: int  # solo: the level's bag seed
+    planets: tuple[Masks, Masks]
+    sky: tuple[int, ...]  # 10 colours, 0 = empty
+    bag: tuple[int, ...]  # count per colour (index colour - 1)
+    set_aside: tuple[int, ...]
+    zones: tuple[tuple[int, ...], tuple[int, ...]]  # score zone per planet owner
+    turn: int
+    phase: int
+    drawn: int  # the drawn Bubblee awaiting placement, 0 = none
+    swapped: bool
+    first_turn: bool
+    pool: tuple[int, ...]  # pending powers, in the order gained
+    draws: int  # Bubblees drawn so far (solo draws are a function of it)
+    outcome: Outcome | None
+
+
+def opponent_planet(state: State, seat: int) -> int:
+    """The planet a seat's red, purple and blue powers act on (solo: the target)."""
+    return 1 - seat
+
+
+def scores(state: State) -> tuple[int, ...]:
+    """1 point per Bubblee in a score zone, blacks included."""
+    return tuple(sum(state.zones[s]) for s in range(state.seats))
+
+
+def target_remaining(state: State) -> int:
+    """Solo: coloured Bubblees still on the target planet (black ones do not count)."""
+    masks = state.planets[1]
+    return sum(masks[c - 1].bit_count() for c in LINE_COLOURS)
+
+
+# ---- Setup ----------------------------------------------------------------------------
+
+
+def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> list[pb.Event]:
+    _check_options(options, len(seats))
+    if options.solo_level:
+        return [_solo_setup(options, level(options.solo_level), rng)]
+    planets = [_starting_planet(options.extra_blacks) for _ in range(2)]
+    sky = random_sky(rng)
+    bag = [PER_COLOUR - 2] * 5 + [BAG_BLACKS]
+    on_planets = 2 * (3 + options.extra_blacks)
+    set_aside = [0] * 5 + [PER_COLOUR - BAG_BLACKS - on_planets]
+    ev = _set_up_event(options, 2, planets, sky, bag, set_aside)
+    ev.game_set_up.first_player = rng.below(2)  # "à pile ou face"
+    return [ev]
+
+
+def _check_options(options: pb.Options, seats: int) -> None:
+    if not 0 <= options.extra_blacks <= 2:
+        raise MalformedCommand("BAD_OPTION", "extra_blacks must be 0, 1 or 2", "extra_blacks")
+    if options.solo_level < 0:
+        raise MalformedCommand("BAD_OPTION", "solo_level cannot be negative", "solo_level")
+    if options.solo_level:
+        level(options.solo_level)  # raises MalformedCommand for an unknown level
+        if options.no_powers:
+            raise MalformedCommand(
+                "BAD_OPTION", "solo needs the powers: the target is cleared by them", "no_powers"
+            )
+        if seats != 1:
+            raise MalformedCommand("BAD_SEATS", "solo is played by exactly 1 seat")
+    elif seats != 2:
+        raise MalformedCommand("BAD_SEATS", "Bubblee Pop is a duel of exactly 2 seats")
+
+
+def _starting_planet(extra_blacks: int) -> Masks:
+    columns = START_BLACK_COLUMNS + EXTRA_BLACK_COLUMNS[:extra_blacks]
+    return (0, 0, 0, 0, 0, sum(board.bit(c, 0) for c in columns))
+
+
+def random_sky(rng: Rng) -> list[int]:
+    """2 of each of the 5 colours with no two of a colour orthogonally adjacent (rulebook:
+    "aucun Bubblee ne soit adjacent à un Bubblee de même couleur"), uniformly among the
+    valid layouts reached by a random backtracking fill."""
+    sky = [0] * SKY_CELLS
+    left = dict.fromkeys(LINE_COLOURS, 2)
+
+    def fill(i: int) -> bool:
+        if i == SKY_CELLS:
+            return True
+        column, row = i % WIDTH, i // WIDTH
+        for colour in rng.shuffled(LINE_COLOURS):
+            if not left[colour]:
+                continue
+            if column and sky[i - 1] == colour or row and sky[i - WIDTH] == colour:
+                continue
+            sky[i] = colour
+            left[colour] -= 1
+            if fill(i + 1):
+                return True
+            left[colour] += 1
+            sky[i] = 0
+        return False
+
+    fill(0)
+    return sky
+
+
+def _solo_setup(options: pb.Options, lvl: Level, rng: Rng) -> pb.Event:
+    planets = [_starting_planet(options.extra_blacks), lvl.target]
+    sky = list(lvl.sky) if lvl.sky else random_sky(Rng(_level_key(lvl.bag_seed), -1))
+    used = [0] * 6
+    for masks in planets:
+        for k in range(6):
+            used[k] += masks[k].bit_count()
+    for colour in sky:
+        used[colour - 1] += 1
+    bag = list(lvl.bag)
+    set_aside = [PER_COLOUR - used[k] - bag[k] for k in range(6)]
+    ev = _set_up_event(options, 1, planets, sky, bag, set_aside)
+    ev.game_set_up.draw_seed = lvl.bag_seed
+    return ev
+
+
+def _level_key(bag_seed: int) -> bytes:
+    return b"bubblee-level-bag:%d" % bag_seed
+
+
+def _set_up_event(
+    options: pb.Options,
+    seats: int,
+    planets: Sequence[Masks],
+    sky: Sequence[int],
+    bag: Sequence[int],
+    set_aside: Sequence[int],
+) -> pb.Event:
+    ev = pb.Event()
+    s = ev.game_set_up
+    s.options.CopyFrom(options)
+    s.seats = seats
+    for masks in planets:
+        s.planets.add().cells.extend(board.colour_at(masks, i) for i in range(board.PLANET_CELLS))
+    s.sky.extend(sky)
+    _put_counts(s.bag, bag)
+    _put_counts(s.set_aside, set_aside)
+    return ev
+
+
+def _put_counts(msg: pb.ColourCounts, counts: Sequence[int]) -> None:
+    msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black = counts
+
+
+def _counts(msg: pb.ColourCounts) -> tuple[int, ...]:
+    return (msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black)
+
+
+# ---- Cells in messages ------------------------------------------------------------------
+
+
+def _sky_index(cell: pb.SkyCell, what: str) -> int:
+    if not (0 <= cell.column < WIDTH and 0 <= cell.row < 2):
+        raise MalformedCommand(
+            "CELL_OUT_OF_RANGE", f"{what} is not a sky cell (columns 0-4, rows 0-1)", what
+        )
+    return cell.row * WIDTH + cell.column
+
+
+def _planet_index(cell: pb.PlanetCell, what: str) -> int:
+    if not (0 <= cell.column < WIDTH and 0 <= cell.row < HEIGHT):
+        raise MalformedCommand(
+            "CELL_OUT_OF_RANGE", f"{what} is not a planet cell (columns 0-4, rows 0-3)", what
+        )
+    return cell.row * WIDTH + cell.column
+
+
+def _set_sky(msg: pb.SkyCell, index: int) -> None:
+    msg.column, msg.row = index % WIDTH, index // WIDTH
+
+
+def _set_cell(msg: pb.PlanetCell, index: int) -> None:
+    msg.column, msg.row = index % WIDTH, index // WIDTH
+
+
+def _adjacent(a: int, b: int) -> bool:
+    """Orthogonal adjacency of two cells of a 5-wide grid."""
+    lo, hi = min(a, b), max(a, b)
+    return hi - lo == WIDTH or (hi - lo == 1 and hi % WIDTH != 0)
+
+
+def _describe_sky(index: int) -> str:
+    return f"sky cell (column {index % WIDTH + 1}, row {index // WIDTH + 1})"
+
+
+# ---- Decide -----------------------------------------------------------------------------
+
+
+class _Out:
+    """The events of one decision, folded as they are emitted so later steps see their
+    effect (decide may fold its own events: evolve never mutates)."""
+
+    __slots__ = ("state", "events")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.events: list[pb.Event] = []
+
+    def emit(self, ev: pb.Event) -> None:
+        self.events.append(ev)
+        self.state = evolve(self.state, ev)
+
+
+def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
+    kind = command.WhichOneof("kind")
+    if kind is None:
+        raise MalformedCommand("NO_COMMAND", "the command has no kind set")
+    check = _WELL_FORMED[kind]
+    check(getattr(command, kind))
+    if state.outcome is not None:
+        raise RuleError("GAME_OVER", "the game is over")
+    if seat is None or seat != state.turn:
+        raise RuleError("NOT_YOUR_TURN", "it is not your turn")
+    out = _Out(state)
+    _DECIDE[kind](out, getattr(command, kind), rng)
+    return out.events
+
+
+# Well-formedness: what no state could ever make valid.
+
+
+def _check_place(cmd: pb.Place) -> None:
+    if not cmd.HasField("cell"):
+        raise MalformedCommand("MISSING_CELL", "place needs a sky cell", "cell")
+    _sky_index(cmd.cell, "cell")
+
+
+def _check_pair(cmd: pb.Swap | pb.Drop) -> None:
+    if not (cmd.HasField("a") and cmd.HasField("b")):
+        raise MalformedCommand("MISSING_CELL", "two sky cells are needed", "a")
+    a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
+    if not _adjacent(a, b):
+        raise MalformedCommand(
+            "NOT_ADJACENT", "the two sky cells must be orthogonally adjacent", "b"
+        )
+
+
+def _check_apply(cmd: pb.ApplyPower) -> None:
+    if cmd.index < 0:
+        raise MalformedCommand("BAD_INDEX", "a pool index cannot be negative", "index")
+    if not 0 <= cmd.column < WIDTH:
+        raise MalformedCommand("BAD_COLUMN", "columns are 0-4", "column")
+    if cmd.HasField("a"):
+        _planet_index(cmd.a, "a")
+    if cmd.HasField("b"):
+        _planet_index(cmd.b, "b")
+
+
+def _check_decline(cmd: pb.DeclinePower) -> None:
+    if cmd.index < 0:
+        raise MalformedCommand("BAD_INDEX", "a pool index cannot be negative", "index")
+
+
+_WELL_FORMED = {
+    "place": _check_place,
+    "swap": _check_pair,
+    "drop": _check_pair,
+    "apply_power": _check_apply,
+    "decline_power": _check_decline,
+}
+
+
+def _need_phase(state: State, phase: int) -> None:
+    if state.phase == phase:
+        return
+    if state.phase == PLACE:
+        raise RuleError("PLACE_FIRST", "place the drawn Bubblee in the sky first")
+    if state.phase == POWERS:
+        raise RuleError("POWERS_PENDING", "apply or decline your pending powers first")
+    if phase == PLACE:
+        raise RuleError("NOTHING_DRAWN", "there is no drawn Bubblee to place")
+    raise RuleError("NO_PENDING_POWER", "you have no pending power")
+
+
+# Step 1: refill.
+
+
+def _decide_place(out: _Out, cmd: pb.Place, rng: Rng) -> None:
+    state = out.state
+    _need_phase(state, PLACE)
+    index = _sky_index(cmd.cell, "cell")
+    if state.sky[index]:
+        raise RuleError("CELL_OCCUPIED", f"{_describe_sky(index)} is not empty", "cell")
+    ev = pb.Event()
+    _set_sky(ev.placed.cell, index)
+    ev.placed.colour = state.drawn
+    out.emit(ev)
+    _continue_refill(out, rng)
+
+
+def _draw(state: State, rng: Rng) -> int:
+    """One Bubblee from the bag at random (the bag has no order). Solo draws come from the
+    level's bag seed, so a level is the same puzzle every time."""
+    if state.solo_level:
+        rng = Rng(_level_key(state.draw_seed), state.draws)
+    pick = rng.below(sum(state.bag))
+    for k, count in enumerate(state.bag):
+        if pick < count:
+            return k + 1
+        pick -= count
+    raise AssertionError("unreachable: pick < bag size")
+
+
+def _continue_refill(out: _Out, rng: Rng) -> None:
+    state = out.state
+    if 0 in state.sky:
+        ev = pb.Event()
+        ev.drawn.colour = _draw(state, rng)
+        out.emit(ev)
+    else:
+        _check_can_drop(out)
+
+
+def _start_turn(out: _Out, rng: Rng) -> None:
+    """The end of the game is checked before refilling: "il n'y a plus assez de Bubblees pour
+    remplir le Ciel"."""
+    state = out.state
+    empty = state.sky.count(0)
+    if sum(state.bag) < empty:
+        _game_over_by_bag(out)
+    elif not empty:
+        _check_can_drop(out)
+    else:
+        _continue_refill(out, rng)
+
+
+def _check_can_drop(out: _Out) -> None:
+    """A player who cannot drop (even after a swap) loses at once."""
+    state = out.state
+    if not any_legal_drop(state, state.turn, allow_swap=not state.swapped):
+        _game_over_loss(out, state.turn, "no legal drop: the planet is full")
+
+
+# Step 2: the optional swap.
+
+
+def _decide_swap(out: _Out, cmd: pb.Swap, rng: Rng) -> None:
+    state = out.state
+    _need_phase(state, ACTION)
+    if state.swapped:
+        raise RuleError("SWAP_ALREADY_USED", "you have already swapped this turn")
+    a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
+    for index, what in ((a, "a"), (b, "b")):
+        if not state.sky[index]:
+            raise RuleError("CELL_EMPTY", f"{_describe_sky(index)} is empty", what)
+    ev = pb.Event()
+    ev.swapped.a.CopyFrom(cmd.a)
+    ev.swapped.b.CopyFrom(cmd.b)
+    out.emit(ev)
+    _check_can_drop(out)
+
+
+# Step 3: the drop.
+
+
+def landing_order(seat_row: int, a: int, b: int) -> tuple[int, int]:
+    """In a vertical pair the Bubblee from the mover's own sky row lands first."""
+    if a % WIDTH == b % WIDTH and b // WIDTH == seat_row:
+        return b, a
+    return a, b
+
+
+def drop_check(state: State, seat: int, a: int, b: int) -> str | None:
+    """Why dropping sky cells a and b is illegal for `seat` now, or None if it is legal."""
+    sky = state.sky
+    if not sky[a] or not sky[b]:
+        return "CELL_EMPTY"
+    if a // WIDTH == b // WIDTH and a // WIDTH != seat:
+        return "NOT_YOUR_ROW"
+    first, second = landing_order(seat, a, b)
+    masks = state.planets[seat]
+    if not _makes_room(masks, board.heights(masks), first, second, sky[first], sky[second]):
+        return "COLUMN_FULL"
+    return None
+
+
+def _landing_cells(hs: Sequence[int], first: int, second: int) -> tuple[int, int]:
+    """Each Bubblee falls straight down its column onto the top of the pile (possibly above a
+    full column); in a vertical pair the second lands on the first."""
+    c1, c2 = first % WIDTH, second % WIDTH
+    r2 = hs[c2] + 1 if c1 == c2 else hs[c2]
+    return hs[c1] * WIDTH + c1, r2 * WIDTH + c2
+
+
+def _land(
+    masks: Masks, hs: Sequence[int], first: int, second: int, colour1: int, colour2: int
+) -> list[int]:
+    cell1, cell2 = _landing_cells(hs, first, second)
+    out = list(masks)
+    out[colour1 - 1] |= 1 << cell1
+    out[colour2 - 1] |= 1 << cell2
+    return out
+
+
+def _makes_room(
+    masks: Masks, hs: Sequence[int], first: int, second: int, colour1: int, colour2: int
+) -> bool:
+    """A drop is legal if nothing is left above the planet once its lines are resolved
+    (always, when both land on the planet)."""
+    cell1, cell2 = _landing_cells(hs, first, second)
+    if cell1 < board.PLANET_CELLS and cell2 < board.PLANET_CELLS:
+        return True
+    landed = _land(masks, hs, first, second, colour1, colour2)
+    if not (board.line_starts(landed[colour1 - 1]) or board.line_starts(landed[colour2 - 1])):
+        return False  # only a line through a dropped Bubblee could make room
+    settled_masks, _ = board.resolve(landed)
+    return not board.occupied(settled_masks) & board.ABOVE_PLANET
+
+
+def any_legal_drop(state: State, seat: int, allow_swap: bool) -> bool:
+    """Is some drop legal, now or (when the swap is still unused) after one swap? Only the
+    colours reaching the two dropped cells matter, so each drop pair is tried with the
+    colours a swap touching it could bring."""
+    sky = state.sky
+    masks = state.planets[seat]
+    hs = board.heights(masks)
+    pairs = _LANDING_PAIRS[seat]
+    for first, second in pairs:
+        if sky[first] and sky[second]:
+            if _makes_room(masks, hs, first, second, sky[first], sky[second]):
+                return True
+    if not allow_swap:
+        return False
+    for first, second in pairs:
+        for x, y in _SWAPS_TOUCHING[first, second]:
+            if sky[x] and sky[y]:
+                swapped = list(sky)
+                swapped[x], swapped[y] = sky[y], sky[x]
+                c1, c2 = swapped[first], swapped[second]
+                if c1 and c2 and _makes_room(masks, hs, first, second, c1, c2):
+                    return True
+    return False
+
+
+def _drop_pairs(seat: int) -> tuple[tuple[int, int], ...]:
+    """A horizontal pair of the mover's own row, or any vertical pair."""
+    return _DROP_PAIRS[seat]
+
+
+_DROP_PAIRS = tuple(
+    tuple(p for p in SKY_ROW_PAIRS if p[0] // WIDTH == seat) + SKY_COLUMN_PAIRS for seat in (0, 1)
+)
+_LANDING_PAIRS = tuple(tuple(landing_order(seat, a, b) for a, b in _DROP_PAIRS[seat]) for seat in (0, 1))
+_SWAPS_TOUCHING = {
+    pair: tuple(swap for swap in SKY_PAIRS if set(swap) & set(pair))
+    for seat in (0, 1)
+    for pair in _LANDING_PAIRS[seat]
+}
+
+
+def _decide_drop(out: _Out, cmd: pb.Drop, rng: Rng) -> None:
+    state = out.state
+    _need_phase(state, ACTION)
+    seat = state.turn
+    a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
+    problem = drop_check(state, seat, a, b)
+    if problem == "CELL_EMPTY":
+        empty = a if not state.sky[a] else b
+        raise RuleError("CELL_EMPTY", f"{_describe_sky(empty)} is empty")
+    if problem == "NOT_YOUR_ROW":
+        raise RuleError(
+            "NOT_YOUR_ROW", "a horizontal pair must be dropped from your own sky row"
+        )
+    if problem == "COLUMN_FULL":
+        raise RuleError(
+            "COLUMN_FULL",
+            "that drop would leave a Bubblee above your planet: the column is full and no line "
+            "makes room",
+        )
+    first, second = landing_order(seat, a, b)
+    cells = _landing_cells(board.heights(state.planets[seat]), first, second)
+    ev = pb.Event()
+    ev.dropped.planet = seat
+    for index, cell in zip((first, second), cells, strict=True):
+        landing = ev.dropped.landings.add()
+        _set_sky(landing.from_sky, index)
+        _set_cell(landing.to_cell, cell)
+        landing.colour = state.sky[index]
+    out.emit(ev)
+    _resolve(out, seat, pb.CAUSE_DROP)
+    _after_step(out, rng)
+
+
+def _resolve(out: _Out, planet: int, cause: int) -> None:
+    """Lines, gravity and chain reactions on one planet, each wave as events. Removed
+    Bubblees score for the planet's owner; powers go to the mover's pool when the planet is
+    the mover's own (or, with the option, also the opponent's)."""
+    state = out.state
+    mover = state.turn
+    grants = not state.no_powers and (planet == mover or state.opponent_lines_grant_powers)
+    _, waves = board.resolve(state.planets[planet])
+    for number, (groups, moves) in enumerate(waves, start=1):
+        for colour, group in groups:
+            ev = pb.Event()
+            lc = ev.lines_cleared
+            lc.planet = planet
+            lc.colour = colour
+            for cell in board.cells_of(group):
+                _set_cell(lc.cells.add(), cell)
+            lc.scorer = planet
+            lc.power_gained = colour if grants else 0
+            lc.wave = number
+            out.emit(ev)
+        if moves:
+            ev = pb.Event()
+            ev.gravity.planet = planet
+            for source, target in moves:
+                move = ev.gravity.moves.add()
+                _set_cell(move.from_cell, source)
+                _set_cell(move.to_cell, target)
+            out.emit(ev)
+    ev = pb.Event()
+    ev.settled.planet = planet
+    ev.settled.cause = cause
+    ev.settled.waves = len(waves)
+    out.emit(ev)
+
+
+def _after_step(out: _Out, rng: Rng) -> None:
+    """After a drop or a power: the solo target may be cleared; pending powers wait for the
+    player; otherwise the turn ends."""
+    state = out.state
+    if state.outcome is not None:
+        return
+    if state.solo_level and not target_remaining(state):
+        _game_over_solo_win(out)
+    elif not state.pool:
+        ev = pb.Event()
+        ev.turn_ended.seat = state.turn
+        ev.turn_ended.next_seat = (state.turn + 1) % state.seats
+        out.emit(ev)
+        _start_turn(out, rng)
+
+
+# Step 5: powers.
+
+
+def _decide_decline(out: _Out, cmd: pb.DeclinePower, rng: Rng) -> None:
+    state = out.state
+    _need_phase(state, POWERS)
+    power = _pool_entry(state, cmd.index)
+    ev = pb.Event()
+    ev.power_declined.index = cmd.index
+    ev.power_declined.power = power
+    out.emit(ev)
+    _after_step(out, rng)
+
+
+def _pool_entry(state: State, index: int) -> int:
+    if index >= len(state.pool):
+        raise RuleError("NO_SUCH_POWER", f"there is no pending power number {index}", "index")
+    return state.pool[index]
+
+
+def _decide_apply(out: _Out, cmd: pb.ApplyPower, rng: Rng) -> None:
+    state = out.state
+    _need_phase(state, POWERS)
+    power = _pool_entry(state, cmd.index)
+    ev = pb.Event()
+    applied = ev.power_applied
+    applied.index = cmd.index
+    applied.power = power
+    _POWERS[power](state, cmd, applied)
+    out.emit(ev)
+    kind = applied.WhichOneof("effect")
+    if kind == "swapped":
+        _resolve(out, applied.swapped.planet, pb.CAUSE_POWER)
+    elif kind == "sent":
+        if applied.sent.to_cell.row >= HEIGHT:
+            _game_over_loss(out, applied.sent.to_planet, "eliminated: the planet is full")
+            return
+        _resolve(out, applied.sent.to_planet, pb.CAUSE_POWER)
+    # yellow (and purple's source) take an uncovered Bubblee: nothing can fall or line up.
+    _after_step(out, rng)
+
+
+def _swap_targets(state: State, planet: int, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    if not (cmd.HasField("a") and cmd.HasField("b")):
+        raise MalformedCommand("MISSING_CELL", "this power needs two planet cells a and b", "a")
+    a, b = _planet_index(cmd.a, "a"), _planet_index(cmd.b, "b")
+    if not _adjacent(a, b):
+        raise MalformedCommand("NOT_ADJACENT", "the two cells must be orthogonally adjacent", "b")
+    occ = board.occupied(state.planets[planet])
+    for index, what in ((a, "a"), (b, "b")):
+        if not occ >> index & 1:
+            raise RuleError("CELL_EMPTY", f"there is no Bubblee at {_describe_planet(index)}", what)
+    applied.swapped.planet = planet
+    applied.swapped.a.CopyFrom(cmd.a)
+    applied.swapped.b.CopyFrom(cmd.b)
+
+
+def _describe_planet(index: int) -> str:
+    return f"column {index % WIDTH + 1}, row {index // WIDTH + 1}"
+
+
+def _red(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    """Red: swap 2 adjacent Bubblees of the opponent's planet."""
+    _swap_targets(state, opponent_planet(state, state.turn), cmd, applied)
+
+
+def _green(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    """Green: swap 2 adjacent Bubblees of your own planet."""
+    _swap_targets(state, state.turn, cmd, applied)
+
+
+def _uncovered(state: State, planet: int, column: int) -> int:
+    """The cell of the top Bubblee of a column ("non recouvert")."""
+    h = board.height(board.occupied(state.planets[planet]), column)
+    if not h:
+        raise RuleError("COLUMN_EMPTY", f"column {column + 1} of your planet is empty", "column")
+    return (h - 1) * WIDTH + column
+
+
+def send_target(state: State, planet: int, column: int) -> int | None:
+    """Where a Bubblee sent by purple or blue lands on `planet` in `column`: the top of the
+    column; row 4 (above) only when every column is full (that eliminates the receiver).
+    None when the column is full while another has room, or, in solo, when all are full."""
+    hs = board.heights(state.planets[planet])
+    if hs[column] < HEIGHT:
+        return hs[column] * WIDTH + column
+    if min(hs) < HEIGHT or state.solo_level:
+        return None
+    return HEIGHT * WIDTH + column
+
+
+def _target_cell(state: State, planet: int, column: int) -> int:
+    cell = send_target(state, planet, column)
+    if cell is None:
+        raise RuleError(
+            "TARGET_COLUMN_FULL",
+            f"column {column + 1} of the opponent's planet is full and another column has room"
+            if not state.solo_level
+            else f"column {column + 1} of the target planet is full",
+            "column",
+        )
+    return cell
+
+
+def _purple(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    """Purple: send one of your uncovered Bubblees to the same column of the opponent."""
+    source = _uncovered(state, state.turn, cmd.column)
+    target_planet = opponent_planet(state, state.turn)
+    cell = _target_cell(state, target_planet, cmd.column)
+    sent = applied.sent
+    sent.colour = board.colour_at(state.planets[state.turn], source)
+    sent.to_planet = target_planet
+    _set_cell(sent.to_cell, cell)
+    _set_cell(sent.from_planet_cell, source)
+
+
+def _blue(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    """Blue: drop the Bubblee of the opponent's sky row in that column onto their planet."""
+    target_planet = opponent_planet(state, state.turn)
+    sky_index = target_planet * WIDTH + cmd.column
+    if not state.sky[sky_index]:
+        raise RuleError("CELL_EMPTY", f"{_describe_sky(sky_index)} is empty", "column")
+    cell = _target_cell(state, target_planet, cmd.column)
+    sent = applied.sent
+    sent.colour = state.sky[sky_index]
+    sent.to_planet = target_planet
+    _set_cell(sent.to_cell, cell)
+    _set_sky(sent.from_sky, sky_index)
+
+
+def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    """Yellow: put one of your uncovered Bubblees in your score zone."""
+    source = _uncovered(state, state.turn, cmd.column)
+    banked = applied.banked
+    banked.planet = state.turn
+    _set_cell(banked.cell, source)
+    banked.colour = board.colour_at(state.planets[state.turn], source)
+    banked.scorer = state.turn
+
+
+_POWERS = {RED: _red, GREEN: _green, PURPLE: _purple, BLUE: _blue, YELLOW: _yellow}
+
+_DECIDE = {
+    "place": _decide_place,
+    "swap": _decide_swap,
+    "drop": _decide_drop,
+    "apply_power": _decide_apply,
+    "decline_power": _decide_decline,
+}
+
+
+# The end.
+
+
+def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
+    ev = pb.Event()
+    o = ev.game_over.outcome
+    o.winners.extend(winners)
+    o.scores.extend(scores(out.state))
+    o.reason = reason
+    out.emit(ev)
+
+
+def _game_over_by_bag(out: _Out) -> None:
+    """Most points wins; a tie is shared. Solo: the target was not cleared in time."""
+    state = out.state
+    if state.solo_level:
+        _game_over(out, (), "the bag cannot refill the sky: the target was not cleared")
+        return
+    points = scores(state)
+    best = max(points)
+    _game_over(
+        out,
+        [s for s in range(state.seats) if points[s] == best],
+        "the bag cannot refill the sky",
+    )
+
+
+def _game_over_loss(out: _Out, loser: int, reason: str) -> None:
+    """A loss at once (planet full / eliminated): every other seat wins."""
+    _game_over(out, [s for s in range(out.state.seats) if s != loser], reason)
+
+
+def _game_over_solo_win(out: _Out) -> None:
+    _game_over(out, (0,), "the target planet is cleared")
+
+
+# ---- Evolve -----------------------------------------------------------------------------
+
+
+def evolve(state: State | None, event: pb.Event) -> State:
+    kind = event.WhichOneof("kind")
+    if state is None:
+        if kind != "game_set_up":
+            raise ValueError("a Bubblee Pop game starts with GameSetUp")
+        return _evolve_set_up(event.game_set_up)
+    return _EVOLVE[kind](state, getattr(event, kind))
+
+
+def _planet_masks(cells: Sequence[int]) -> Masks:
+    masks = [0] * 6
+    for index, colour in enumerate(cells):
+        if colour:
+            masks[colour - 1] |= 1 << index
+    return (masks[0], masks[1], masks[2], masks[3], masks[4], masks[5])
+
+
+def _evolve_set_up(ev: pb.GameSetUp) -> State:
+    o = ev.options
+    p0, p1 = (_planet_masks(p.cells) for p in ev.planets)
+    return State(
+        seats=ev.seats,
+        no_powers=o.no_powers,
+        extra_blacks=o.extra_blacks,
+        opponent_lines_grant_powers=o.opponent_lines_grant_powers,
+        solo_level=o.solo_level,
+        draw_seed=ev.draw_seed,
+        planets=(p0, p1),
+        sky=tuple(ev.sky),
+        bag=_counts(ev.bag),
+        set_aside=_counts(ev.set_aside),
+        zones=((0,) * 6, (0,) * 6),
+        turn=ev.first_player,
+        phase=ACTION,
+        drawn=0,
+        swapped=False,
+        first_turn=True,
+        pool=(),
+        draws=0,
+        outcome=None,
+    )
+
+
+def _with_planet(state: State, planet: int, masks: Sequence[int]) -> tuple[Masks, Masks]:
+    new: Masks = (masks[0], masks[1], masks[2], masks[3], masks[4], masks[5])
+    return (new, state.planets[1]) if planet == 0 else (state.planets[0], new)
+
+
+def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
+    out = list(counts)
+    out[colour - 1] += n
+    return tuple(out)
+
+
+def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
+    return state._replace(
+        drawn=ev.colour, phase=PLACE, bag=_add(state.bag, ev.colour, -1), draws=state.draws + 1
+    )
+
+
+def _evolve_placed(state: State, ev: pb.Placed) -> State:
+    sky = list(state.sky)
+    sky[ev.cell.row * WIDTH + ev.cell.column] = ev.colour
+    return state._replace(sky=tuple(sky), drawn=0, phase=ACTION)
+
+
+def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
+    a = ev.a.row * WIDTH + ev.a.column
+    b = ev.b.row * WIDTH + ev.b.column
+    sky = list(state.sky)
+    sky[a], sky[b] = sky[b], sky[a]
+    return state._replace(sky=tuple(sky), swapped=True)
+
+
+def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
+    sky = list(state.sky)
+    masks = list(state.planets[ev.planet])
+    for landing in ev.landings:
+        sky[landing.from_sky.row * WIDTH + landing.from_sky.column] = 0
+        masks[landing.colour - 1] |= 1 << (landing.to_cell.row * WIDTH + landing.to_cell.column)
+    return state._replace(sky=tuple(sky), planets=_with_planet(state, ev.planet, masks))
+
+
+def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
+    group = 0
+    for cell in ev.cells:
+        group |= 1 << (cell.row * WIDTH + cell.column)
+    masks = list(state.planets[ev.planet])
+    masks[ev.colour - 1] &= ~group
+    zones = list(state.zones)
+    zones[ev.scorer] = _add(zones[ev.scorer], ev.colour, len(ev.cells))
+    pool = state.pool + (ev.power_gained,) if ev.power_gained else state.pool
+    return state._replace(
+        planets=_with_planet(state, ev.planet, masks),
+        zones=(zones[0], zones[1]),
+        pool=pool,
+    )
+
+
+def _evolve_gravity(state: State, ev: pb.Gravity) -> State:
+    old = state.planets[ev.planet]
+    masks = list(old)
+    for move in ev.moves:
+        source = move.from_cell.row * WIDTH + move.from_cell.column
+        target = move.to_cell.row * WIDTH + move.to_cell.column
+        k = board.colour_at(old, source) - 1
+        masks[k] = (masks[k] & ~(1 << source)) | (1 << target)
+    return state._replace(planets=_with_planet(state, ev.planet, masks))
+
+
+def _evolve_settled(state: State, ev: pb.Settled) -> State:
+    return state._replace(phase=POWERS) if state.pool else state
+
+
+def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
+    pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
+    state = state._replace(pool=pool, phase=POWERS if pool else ACTION)
+    kind = ev.WhichOneof("effect")
+    if kind == "swapped":
+        s = ev.swapped
+        a, b = s.a.row * WIDTH + s.a.column, s.b.row * WIDTH + s.b.column
+        old = state.planets[s.planet]
+        ca, cb = board.colour_at(old, a), board.colour_at(old, b)
+        masks = list(old)
+        masks[ca - 1] = (masks[ca - 1] & ~(1 << a)) | (1 << b)
+        masks[cb - 1] = (masks[cb - 1] & ~(1 << b)) | (1 << a)
+        if ca == cb:
+            masks[ca - 1] = old[ca - 1]
+        return state._replace(planets=_with_planet(state, s.planet, masks))
+    if kind == "sent":
+        sent = ev.sent
+        sky = state.sky
+        if sent.WhichOneof("source") == "from_planet_cell":
+            src = sent.from_planet_cell
+            masks = list(state.planets[state.turn])
+            masks[sent.colour - 1] &= ~(1 << (src.row * WIDTH + src.column))
+            state = state._replace(planets=_with_planet(state, state.turn, masks))
+        else:
+            cells = list(sky)
+            cells[sent.from_sky.row * WIDTH + sent.from_sky.column] = 0
+            state = state._replace(sky=tuple(cells))
+        masks = list(state.planets[sent.to_planet])
+        masks[sent.colour - 1] |= 1 << (sent.to_cell.row * WIDTH + sent.to_cell.column)
+        return state._replace(planets=_with_planet(state, sent.to_planet, masks))
+    banked = ev.banked
+    masks = list(state.planets[banked.planet])
+    masks[banked.colour - 1] &= ~(1 << (banked.cell.row * WIDTH + banked.cell.column))
+    zones = list(state.zones)
+    zones[banked.scorer] = _add(zones[banked.scorer], banked.colour)
+    return state._replace(
+        planets=_with_planet(state, banked.planet, masks), zones=(zones[0], zones[1])
+    )
+
+
+def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
+    pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
+    return state._replace(pool=pool, phase=POWERS if pool else ACTION)
+
+
+def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
+    return state._replace(
+        turn=ev.next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
+    )
+
+
+def _evolve_game_over(state: State, ev: pb.GameOver) -> State:
+    o = ev.outcome
+    return state._replace(
+        phase=OVER,
+        outcome=Outcome(winners=tuple(o.winners), scores=tuple(o.scores), reason=o.reason),
+    )
+
+
+_EVOLVE = {
+    "drawn": _evolve_drawn,
+    "placed": _evolve_placed,
+    "swapped": _evolve_swapped,
+    "dropped": _evolve_dropped,
+    "lines_cleared": _evolve_lines_cleared,
+    "gravity": _evolve_gravity,
+    "settled": _evolve_settled,
+    "power_applied": _evolve_power_applied,
+    "power_declined": _evolve_power_declined,
+    "turn_ended": _evolve_turn_ended,
+    "game_over": _evolve_game_over,
+}
+
+
+# ---- What seats see and may do ------------------------------------------------------------
+
+
+def view(state: State, seat: int | None) -> pb.View:
+    """Everything in Bubblee Pop is public: every seat sees the same (the bag's content can
+    be counted from the table; it has no order)."""
+    v = pb.View()
+    if seat is not None:
+        v.seat = seat
+    v.to_act.extend(to_act(state))
+    if state.outcome is not None:
+        _put_outcome(v.outcome, state.outcome)
+    o = v.options
+    o.no_powers = state.no_powers
+    o.extra_blacks = state.extra_blacks
+    o.opponent_lines_grant_powers = state.opponent_lines_grant_powers
+    o.solo_level = state.solo_level
+    for masks in state.planets:
+        # 20 cells; 25 at the very end when an eliminating Bubblee sits above a full column.
+        n = board.PLANET_CELLS
+        if board.occupied(masks) & board.ABOVE_PLANET:
+            n += WIDTH
+        v.planets.add().cells.extend(board.colour_at(masks, i) for i in range(n))
+    v.sky.extend(state.sky)
+    for zone in state.zones:
+        _put_counts(v.score_zones.add(), zone)
+    v.scores.extend(scores(state))
+    v.pool.extend(state.pool)
+    v.drawn = state.drawn
+    v.turn = state.turn
+    v.phase = state.phase
+    v.swapped = state.swapped
+    v.first_turn = state.first_turn
+    v.bag_size = sum(state.bag)
+    _put_counts(v.bag, state.bag)
+    _put_counts(v.set_aside, state.set_aside)
+    v.seats = state.seats
+    if state.solo_level:
+        v.target_remaining = target_remaining(state)
+    return v
+
+
+def _put_outcome(msg: arbiter_pb2.Outcome, outcome: Outcome) -> None:
+    msg.winners.extend(outcome.winners)
+    msg.scores.extend(outcome.scores)
+    msg.reason = outcome.reason
+
+
+def redact(event: pb.Event, seat: int | None) -> pb.Event:
+    """Nothing is hidden: every event is public."""
+    return event
+
+
+def to_act(state: State) -> tuple[int, ...]:
+    return () if state.outcome is not None else (state.turn,)
+
+
+def outcome(state: State) -> Outcome | None:
+    return state.outcome
+
+
+def legal_actions(state: State, seat: int) -> list[pb.Command]:
+    if state.outcome is not None or seat != state.turn:
+        return []
+    if state.phase == PLACE:
+        return [_place(i) for i, colour in enumerate(state.sky) if not colour]
+    if state.phase == ACTION:
+        return _legal_swaps_and_drops(state, seat)
+    return _legal_powers(state, seat)
+
+
+def _place(index: int) -> pb.Command:
+    cmd = pb.Command()
+    _set_sky(cmd.place.cell, index)
+    return cmd
+
+
+def _pair_command(kind: str, a: int, b: int) -> pb.Command:
+    cmd = pb.Command()
+    msg = getattr(cmd, kind)
+    _set_sky(msg.a, a)
+    _set_sky(msg.b, b)
+    return cmd
+
+
+def _legal_swaps_and_drops(state: State, seat: int) -> list[pb.Command]:
+    out = []
+    if not state.swapped:
+        out.extend(
+            _pair_command("swap", a, b) for a, b in SKY_PAIRS if state.sky[a] and state.sky[b]
+        )
+    out.extend(
+        _pair_command("drop", a, b)
+        for a, b in _drop_pairs(seat)
+        if drop_check(state, seat, a, b) is None
+    )
+    return out
+
+
+def _legal_powers(state: State, seat: int) -> list[pb.Command]:
+    """One entry per distinct pending colour (entries of one colour are interchangeable):
+    every valid target, and declining."""
+    out = []
+    seen = set()
+    for index, power in enumerate(state.pool):
+        if power in seen:
+            continue
+        seen.add(power)
+        for a, b, column in power_targets(state, seat, power):
+            cmd = pb.Command()
+            apply = cmd.apply_power
+            apply.index = index
+            if a >= 0:
+                _set_cell(apply.a, a)
+                _set_cell(apply.b, b)
+            apply.column = column
+            out.append(cmd)
+        cmd = pb.Command()
+        cmd.decline_power.index = index
+        out.append(cmd)
+    return out
+
+
+PLANET_PAIRS = tuple(
+    (i, j)
+    for i in range(board.PLANET_CELLS)
+    for j in (i + 1, i + WIDTH)
+    if j < board.PLANET_CELLS and _adjacent(i, j)
+)
+
+
+def power_targets(state: State, seat: int, power: int) -> list[tuple[int, int, int]]:
+    """Every valid target of a power as (cell a, cell b, column); -1 where unused."""
+    if power in (RED, GREEN):
+        planet = seat if power == GREEN else opponent_planet(state, seat)
+        occ = board.occupied(state.planets[planet])
+        return [(a, b, 0) for a, b in PLANET_PAIRS if occ >> a & 1 and occ >> b & 1]
+    own = board.heights(state.planets[seat])
+    if power == YELLOW:
+        return [(-1, -1, c) for c in range(WIDTH) if own[c]]
+    target = opponent_planet(state, seat)
+    if power == PURPLE:
+        candidates = [c for c in range(WIDTH) if own[c]]
+    else:
+        candidates = [c for c in range(WIDTH) if state.sky[target * WIDTH + c]]
+    return [(-1, -1, c) for c in candidates if send_target(state, target, c) is not None]
+
+
+# Black is in the material but has no power.
+assert BLACK not in _POWERS

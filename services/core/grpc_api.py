@@ -1,0 +1,402 @@
+"""gRPC: one generic adapter serves every game's `arbiter.<game>.v1.Game`, plus `arbiter.v1`.
+
+Every game package has the same verbs and envelope messages (docs/adding-a-game.md), so the
+handlers below are written once. Domain errors become status codes with google.rpc details:
+ErrorInfo (a stable reason), BadRequest (the field), and for stale versions the current one.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from arbiter.v1 import arbiter_pb2 as apb
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from services.core import log as gamelog
+from services.core.decider import Game, MalformedCommand, RuleError
+from services.core.host import (
+    Caller,
+    Host,
+    NotFound,
+    PermissionDenied,
+    StaleVersion,
+    Unauthenticated,
+)
+from services.core.metrics import METRICS
+from services.core.store import StoreUnavailable
+
+DOMAIN = "arbiter.dev"
+SEAT_TOKEN = "x-seat-token"
+ADMIN_TOKEN = "x-admin-token"
+MAX_COMMAND_ID = 128
+
+
+class Rejected(Exception):
+    """A request the adapter itself refuses (bad field, bad log)."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str, field: str = "",
+                 metadata: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.field, self.metadata = field, metadata or {}
+
+
+def _status_of(error: Exception) -> Rejected | None:
+    """Map a domain error to the status a client can act on."""
+    S = grpc.StatusCode
+    if isinstance(error, Rejected):
+        return error
+    if isinstance(error, MalformedCommand):
+        return Rejected(S.INVALID_ARGUMENT, error.code, error.message, error.field or "command")
+    if isinstance(error, RuleError):
+        return Rejected(S.FAILED_PRECONDITION, error.code, error.message)
+    if isinstance(error, StaleVersion):
+        return Rejected(S.ABORTED, "STALE_VERSION",
+                        f"the game is at version {error.current_version}; read it and retry",
+                        "expected_version", {"current_version": str(error.current_version)})
+    if isinstance(error, NotFound):
+        return Rejected(S.NOT_FOUND, "GAME_NOT_FOUND", str(error), "game_id")
+    if isinstance(error, Unauthenticated):
+        return Rejected(S.UNAUTHENTICATED, "SEAT_TOKEN_MISSING", str(error))
+    if isinstance(error, PermissionDenied):
+        return Rejected(S.PERMISSION_DENIED, "SEAT_FORBIDDEN", str(error))
+    if isinstance(error, StoreUnavailable):
+        return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
+                        "the event store cannot be reached; retry with the same command id")
+    if isinstance(error, gamelog.BadLog):
+        return Rejected(S.INVALID_ARGUMENT, "BAD_LOG", f"line {error.line}: {error.reason}",
+                        "lines", {"line": str(error.line), "version": str(error.version)})
+    return None
+
+
+async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
+    details = [error_details_pb2.ErrorInfo(reason=r.reason, domain=DOMAIN, metadata=r.metadata)]
+    if r.field:
+        details.append(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=r.field, description=r.message)]))
+    status = status_pb2.Status(code=getattr(code_pb2, r.code.name), message=r.message)
+    for d in details:
+        packed = any_pb2.Any()
+        packed.Pack(d)
+        status.details.append(packed)
+    trailer = (("grpc-status-details-bin", status.SerializeToString()),)
+    await context.abort(r.code, r.message, trailing_metadata=trailer)
+
+
+def _caller(context: grpc.aio.ServicerContext, seat: int | None) -> Caller:
+    md = dict(context.invocation_metadata() or ())
+    return Caller(token=str(md.get(SEAT_TOKEN, "")), admin_token=str(md.get(ADMIN_TOKEN, "")),
+                  seat=seat)
+
+
+def _opt_seat(request: Any) -> int | None:
+    return request.seat if request.HasField("seat") else None
+
+
+def _need_game_id(game_id: str) -> None:
+    if not game_id:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "MISSING_FIELD", "game_id is required",
+                       "game_id")
+
+
+class InFlight:
+    """Counts the RPCs being handled; past the limit, new ones are refused (RESOURCE_EXHAUSTED).
+
+    Refusing early with a reason beats queueing until every caller times out.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.now = limit, 0
+
+    def enter(self) -> None:
+        if self.now >= self.limit:
+            raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "OVERLOADED",
+                           f"the server is handling {self.now} calls, its limit; retry shortly")
+        self.now += 1
+
+    def leave(self) -> None:
+        self.now -= 1
+
+
+Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
+Streaming = Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
+
+
+def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
+    labels = ("unary", service, method)
+
+    async def handler(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        METRICS.rpc_started.labels(*labels).inc()
+        METRICS.msg_received.labels(*labels).inc()
+        t0 = time.perf_counter()
+        code = "OK"
+        entered = False
+        try:
+            in_flight.enter()
+            entered = True
+            reply = await fn(request, context)
+            METRICS.msg_sent.labels(*labels).inc()
+            return reply
+        except Exception as error:  # noqa: BLE001 - every domain error becomes a status
+            rejected = _status_of(error)
+            if rejected is None:
+                code = "UNKNOWN"
+                raise
+            code = rejected.code.name
+            await _abort(context, rejected)
+        finally:
+            if entered:
+                in_flight.leave()
+            METRICS.rpc_handled.labels(*labels, code).inc()
+            METRICS.rpc_seconds.labels(*labels).observe(time.perf_counter() - t0)
+
+    return handler
+
+
+def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) -> Streaming:
+    labels = ("server_stream", service, method)
+
+    async def handler(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        METRICS.rpc_started.labels(*labels).inc()
+        METRICS.msg_received.labels(*labels).inc()
+        t0 = time.perf_counter()
+        code = "OK"
+        entered = False
+        try:
+            in_flight.enter()
+            entered = True
+            async for reply in fn(request, context):
+                METRICS.msg_sent.labels(*labels).inc()
+                yield reply
+        except Exception as error:  # noqa: BLE001
+            rejected = _status_of(error)
+            if rejected is None:
+                code = "UNKNOWN" if not isinstance(error, GeneratorExit) else "CANCELLED"
+                raise
+            code = rejected.code.name
+            await _abort(context, rejected)
+        finally:
+            if entered:
+                in_flight.leave()
+            METRICS.rpc_handled.labels(*labels, code).inc()
+            METRICS.rpc_seconds.labels(*labels).observe(time.perf_counter() - t0)
+
+    return handler
+
+
+# ---- a game's service ---------------------------------------------------------------------
+
+
+def game_service(host: Host, game: Game, in_flight: InFlight
+                 ) -> tuple[str, grpc.GenericRpcHandler]:
+    pb = game.pb
+    service = f"arbiter.{game.name}.v1.Game"
+
+    async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        seats = gamelog.seats_from_pb(request.seats)
+        game_id, tokens, commitment, version = await host.create(game.name, seats,
+                                                                 request.options)
+        return apb.CreateGameResponse(
+            game_id=game_id, seed_commitment=commitment, version=version,
+            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
+
+    async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        _need_game_id(request.game_id)
+        if len(request.command_id) > MAX_COMMAND_ID:
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
+                           f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
+        expected = request.expected_version if request.HasField("expected_version") else None
+        result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
+                                request.command, request.command_id, expected)
+        loaded = await host.load(request.game_id)
+        events = []
+        for e in result.events:
+            redacted = game.redact(e, result.seat)
+            if redacted is not None:
+                redacted.version = e.version
+                events.append(redacted)
+        return pb.ActResponse(version=result.version, events=events,
+                              view=host.view_of(loaded, result.seat, result.state, result.version))
+
+    async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
+        _need_game_id(request.game_id)
+        loaded = await host.load(request.game_id, fresh=True)
+        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
+        return host.view_of(loaded, seat)
+
+    async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
+                    ) -> Any:
+        _need_game_id(request.game_id)
+        loaded = await host.load(request.game_id, fresh=True)
+        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
+        assert seat is not None
+        commands = []
+        if not loaded.finished and seat in game.to_act(loaded.state):
+            commands = game.legal_actions(loaded.state, seat)
+        return pb.LegalActions(version=loaded.version, seat=seat, commands=commands)
+
+    async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
+                    ) -> AsyncIterator[Any]:
+        _need_game_id(request.game_id)
+        loaded = await host.load(request.game_id)
+        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
+        async for entry, event, view in host.watch(request.game_id, seat, request.from_version):
+            update = pb.Update(version=entry.version, view=view)
+            body = entry.WhichOneof("body")
+            if body == "event":
+                if event is None:
+                    continue  # this seat sees nothing of it
+                update.event.CopyFrom(event)
+            elif body == "started":
+                update.started.CopyFrom(entry.started)
+            else:
+                update.finished.CopyFrom(entry.finished)
+            yield update
+
+    def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(
+            _unary(service, name, fn, in_flight), request_deserializer=req.FromString,
+            response_serializer=resp.SerializeToString)
+
+    handlers = {
+        "CreateGame": unary("CreateGame", create_game, pb.CreateGameRequest,
+                            apb.CreateGameResponse),
+        "Act": unary("Act", act, pb.ActRequest, pb.ActResponse),
+        "GetView": unary("GetView", get_view, apb.GetViewRequest, pb.View),
+        "ListLegalActions": unary("ListLegalActions", legal, apb.ListLegalActionsRequest,
+                                  pb.LegalActions),
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            _streaming(service, "Watch", watch, in_flight),
+            request_deserializer=apb.WatchRequest.FromString,
+            response_serializer=pb.Update.SerializeToString),
+    }
+    return service, grpc.method_handlers_generic_handler(service, handlers)
+
+
+# ---- arbiter.v1 ---------------------------------------------------------------------------
+
+
+def _page_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(str(offset).encode()).decode() if offset else ""
+
+
+def _page_offset(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        return int(base64.urlsafe_b64decode(token.encode()).decode())
+    except ValueError as e:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_TOKEN",
+                       "page_token was not returned by ListGames", "page_token") from e
+
+
+ListGames = Callable[[apb.ListGamesRequest], Awaitable[list[apb.GameSummary]]]
+
+
+def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
+                    ) -> tuple[str, grpc.GenericRpcHandler]:
+    service = "arbiter.v1.Arbiter"
+
+    async def games(request: apb.ListGamesRequest, context: grpc.aio.ServicerContext
+                    ) -> apb.ListGamesResponse:
+        if request.game and request.game not in host.games:
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
+                           f"no game named {request.game!r}", "game")
+        size = request.page_size or 50
+        if not 0 < size <= 500:
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
+                           "page_size must be between 1 and 500", "page_size")
+        offset = _page_offset(request.page_token)
+        found = await list_games(request)
+        page = found[offset : offset + size]
+        more = offset + size < len(found)
+        return apb.ListGamesResponse(games=page,
+                                     next_page_token=_page_token(offset + size) if more else "")
+
+    async def export(request: apb.ExportLogRequest, context: grpc.aio.ServicerContext
+                     ) -> apb.ExportLogResponse:
+        _need_game_id(request.game_id)
+        loaded, entries = await host.history(request.game_id)
+        return apb.ExportLogResponse(lines=gamelog.to_json_lines(loaded.game, entries))
+
+    async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
+                         ) -> apb.ImportLogResponse:
+        game_id, version = await import_lines(host, list(request.lines))
+        return apb.ImportLogResponse(game_id=game_id, version=version)
+
+    async def verify(request: apb.VerifyLogRequest, context: grpc.aio.ServicerContext
+                     ) -> apb.VerifyLogResponse:
+        try:
+            if request.WhichOneof("source") == "game_id":
+                loaded, entries = await host.history(request.game_id)
+                # The server holds the seed of a running game: it can verify it privately.
+                seed = loaded.seed if host.is_admin(_caller(context, None)) else None
+                gamelog.verify(loaded.game, entries, seed)
+            else:
+                lines = list(request.log.lines)
+                game = _game_of_lines(host, lines)
+                entries = gamelog.from_json_lines(game, lines)
+                gamelog.verify(game, entries)
+        except gamelog.BadLog as bad:
+            return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
+                                         first_bad_line=bad.line, reason=bad.reason)
+        return apb.VerifyLogResponse(ok=True, entries=len(entries))
+
+    async def replay(request: apb.ReplayRequest, context: grpc.aio.ServicerContext
+                     ) -> apb.ReplayResponse:
+        _need_game_id(request.game_id)
+        loaded, state, version = await host.replay_to(request.game_id, request.version)
+        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
+        packed = any_pb2.Any()
+        packed.Pack(host.view_of(loaded, seat, state, version))
+        return apb.ReplayResponse(version=version, view=packed)
+
+    async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext
+                   ) -> apb.CreateGameResponse:
+        _need_game_id(request.game_id)
+        game_id, tokens, commitment, version = await host.fork(request.game_id, request.version)
+        return apb.CreateGameResponse(
+            game_id=game_id, seed_commitment=commitment, version=version,
+            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
+
+    async def ping(request: apb.PingRequest, context: grpc.aio.ServicerContext
+                   ) -> apb.PingResponse:
+        return apb.PingResponse()
+
+    def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(
+            _unary(service, name, fn, in_flight), request_deserializer=req.FromString,
+            response_serializer=resp.SerializeToString)
+
+    handlers = {
+        "ListGames": unary("ListGames", games, apb.ListGamesRequest, apb.ListGamesResponse),
+        "ExportLog": unary("ExportLog", export, apb.ExportLogRequest, apb.ExportLogResponse),
+        "ImportLog": unary("ImportLog", import_log, apb.ImportLogRequest, apb.ImportLogResponse),
+        "VerifyLog": unary("VerifyLog", verify, apb.VerifyLogRequest, apb.VerifyLogResponse),
+        "Replay": unary("Replay", replay, apb.ReplayRequest, apb.ReplayResponse),
+        "ForkGame": unary("ForkGame", fork, apb.ForkGameRequest, apb.CreateGameResponse),
+        "Ping": unary("Ping", ping, apb.PingRequest, apb.PingResponse),
+    }
+    return service, grpc.method_handlers_generic_handler(service, handlers)
+
+
+def _game_of_lines(host: Host, lines: list[str]) -> Game:
+    name = gamelog.game_of_json_lines(lines)
+    if name not in host.games:
+        raise gamelog.BadLog(1, 1, f"no game named {name!r} is served here")
+    return host.games[name]
+
+
+async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
+    """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
+    game = _game_of_lines(host, lines)
+    entries = gamelog.from_json_lines(game, lines)
+    verified = gamelog.verify(game, entries)
+    if not verified.finished:
+        raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
+    return await host.import_entries(game, entries)

@@ -1,0 +1,484 @@
+"""The host: runs a game's decider against the store.
+
+    load state (cache, or replay the stream) -> decide -> append (expected version,
+    idempotent command id) -> evolve the cache -> reply; then hand AI seats their turn.
+
+The host knows nothing of any game's rules or of gRPC; the adapter maps requests onto it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core import log as gamelog
+from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
+from services.core.metrics import METRICS
+from services.core.store import Conflict, Store
+
+
+class NotFound(Exception):
+    pass
+
+
+class Unauthenticated(Exception):
+    pass
+
+
+class PermissionDenied(Exception):
+    pass
+
+
+class StaleVersion(Exception):
+    def __init__(self, current_version: int) -> None:
+        super().__init__(f"the game is at version {current_version}")
+        self.current_version = current_version
+
+
+SPECTATOR = None
+CACHE_SIZE = 10_000
+APPEND_RETRIES = 20
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class Loaded:
+    """One game held in memory at its latest known version."""
+
+    game: Game
+    game_id: str
+    seats: list[Seat]
+    seed: bytes
+    tokens: dict[str, int]  # sha256 of a seat token -> seat
+    state: Any
+    version: int
+    finished: bool
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: a seat token, the admin token, and the seat the admin asks for."""
+
+    token: str = ""
+    admin_token: str = ""
+    seat: int | None = None
+
+
+@dataclass
+class ActResult:
+    version: int
+    events: list[Any]  # the game's Event messages, versions set, not yet redacted
+    state: Any
+    seat: int | None
+
+
+# An AI seat must act: (host, game id, version, seat). Set by the server (in process or Celery).
+AiDispatch = Callable[["Host", str, int, int], None]
+
+
+class Host:
+    def __init__(self, store: Store, games: dict[str, Game], admin_token: str = "") -> None:
+        self.store = store
+        self.games = games
+        self.admin_token = admin_token
+        self.ai_dispatch: AiDispatch | None = None
+        self._cache: OrderedDict[str, Loaded] = OrderedDict()
+
+    # ---- identity -----------------------------------------------------------------------
+
+    def is_admin(self, caller: Caller) -> bool:
+        return bool(self.admin_token) and hmac.compare_digest(
+            caller.admin_token.encode(), self.admin_token.encode())
+
+    def seat_of(self, loaded: Loaded, caller: Caller, acting: bool) -> int | None:
+        """The seat a caller speaks for; None for a spectator (never allowed to act)."""
+        if self.is_admin(caller):
+            if caller.seat is None and acting:
+                raise PermissionDenied("the admin must name the seat it acts for")
+            if caller.seat is not None and not 0 <= caller.seat < len(loaded.seats):
+                raise PermissionDenied(f"there is no seat {caller.seat}")
+            return caller.seat
+        if not caller.token:
+            if acting:
+                raise Unauthenticated("acting needs the seat's token (metadata x-seat-token)")
+            return SPECTATOR
+        seat = loaded.tokens.get(token_hash(caller.token))
+        if seat is None:
+            raise PermissionDenied("this token is not a seat of this game")
+        if caller.seat is not None and caller.seat != seat:
+            raise PermissionDenied("a seat token acts and sees only as its own seat")
+        return seat
+
+    # ---- creating ----------------------------------------------------------------------
+
+    async def create(
+        self, game_name: str, seats: Sequence[Seat], options: Any, forked_from: str = ""
+    ) -> tuple[str, dict[int, str], str, int]:
+        game = self.games[game_name]
+        if not game.min_seats <= len(seats) <= game.max_seats:
+            raise MalformedCommand(
+                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+                f"not {len(seats)}", "seats")
+        for i, s in enumerate(seats):
+            if s.kind == "ai" and (s.bot or game.default_bot) not in game.bots:
+                raise MalformedCommand("UNKNOWN_BOT", f"seat {i}: no bot named {s.bot!r}; "
+                                       f"choose one of {sorted(game.bots)}", "seats")
+        seed = secrets.token_bytes(32)
+        game_id = f"{game_name}-{secrets.token_hex(8)}"
+        events = game.setup(options, seats, Rng(seed, 0))
+        started = apb.GameStarted(
+            game=game_name, game_id=game_id, options=options.SerializeToString(),
+            seats=[apb.Seat(name=s.name, kind=apb.AI if s.kind == "ai" else apb.HUMAN,
+                            bot=s.bot) for s in seats],
+            seed_commitment=gamelog.commitment(seed), forked_from=forked_from,
+            created_unix_ms=int(time.time() * 1000))
+        tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats) if s.kind != "ai"}
+        meta = {"game": game_name, "seed": seed.hex(), "status": "active"}
+        meta.update({f"tok:{token_hash(t)}": str(i) for i, t in tokens.items()})
+        state = None
+        for e in events:
+            state = game.evolve(state, e)
+        entries = [apb.LogEntry(version=1, started=started, batch_size=1 + len(events))]
+        entries += [apb.LogEntry(version=2 + i, event=e.SerializeToString())
+                    for i, e in enumerate(events)]
+        appended = await self.store.append(
+            game_id, [e.SerializeToString() for e in entries], 0, "", meta)
+        loaded = Loaded(game, game_id, list(seats), seed,
+                        {token_hash(t): i for i, t in tokens.items()}, state,
+                        appended.last_version, False)
+        self._remember(loaded)
+        self._hand_to_ai(loaded)
+        return game_id, tokens, started.seed_commitment, appended.last_version
+
+    # ---- loading -----------------------------------------------------------------------
+
+    def _remember(self, loaded: Loaded) -> None:
+        self._cache[loaded.game_id] = loaded
+        self._cache.move_to_end(loaded.game_id)
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    async def load(self, game_id: str, fresh: bool = False) -> Loaded:
+        """The game at its latest version (`fresh`: also take entries other servers wrote)."""
+        loaded = self._cache.get(game_id)
+        if loaded is None:
+            meta = await self.store.meta(game_id)
+            if not meta or meta.get("game") not in self.games:
+                raise NotFound(f"no game {game_id!r}")
+            game = self.games[meta["game"]]
+            entries = gamelog.decode(await self.store.read(game_id))
+            started = entries[0].started
+            loaded = Loaded(
+                game, game_id, gamelog.seats_from_pb(started.seats), bytes.fromhex(meta["seed"]),
+                {k[4:]: int(v) for k, v in meta.items() if k.startswith("tok:")},
+                None, 0, False)
+            self._fold(loaded, entries)
+            self._remember(loaded)
+        elif fresh:
+            await self._catch_up(loaded)
+        return loaded
+
+    def _fold(self, loaded: Loaded, entries: Sequence[apb.LogEntry]) -> None:
+        for entry in entries:
+            body = entry.WhichOneof("body")
+            if body == "event":
+                event = gamelog.game_event(loaded.game, entry)
+                loaded.state = loaded.game.evolve(loaded.state, event)
+            elif body == "finished":
+                loaded.finished = True
+            loaded.version = entry.version
+
+    async def _catch_up(self, loaded: Loaded) -> None:
+        self._fold(loaded, gamelog.decode(await self.store.read(loaded.game_id, loaded.version)))
+
+    # ---- acting ------------------------------------------------------------------------
+
+    async def act(
+        self,
+        game_id: str,
+        caller: Caller,
+        command: Any,
+        command_id: str = "",
+        expected_version: int | None = None,
+    ) -> ActResult:
+        loaded = await self.load(game_id)
+        seat = self.seat_of(loaded, caller, acting=True)
+        game = loaded.game
+        name = command.WhichOneof("kind") or "none"
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            async with loaded.lock:
+                result = await self._act_locked(loaded, seat, command, command_id,
+                                                expected_version)
+            return result
+        except RuleError as e:
+            outcome = e.code
+            raise
+        except StaleVersion:
+            outcome = "stale"
+            raise
+        finally:
+            METRICS.command_seconds.labels(game.name, name, "ok" if outcome == "ok" else
+                                           "rejected").observe(time.perf_counter() - started)
+
+    async def _act_locked(
+        self, loaded: Loaded, seat: int | None, command: Any, command_id: str,
+        expected_version: int | None,
+    ) -> ActResult:
+        game = loaded.game
+        if command.WhichOneof("kind") is None:
+            raise MalformedCommand("NO_COMMAND", "the command names no action", "command")
+        for _ in range(APPEND_RETRIES):
+            if expected_version is not None and expected_version != loaded.version:
+                await self._catch_up(loaded)
+                if expected_version != loaded.version:
+                    if command_id and (dup := await self._replayed(loaded, command_id, seat)):
+                        return dup
+                    raise StaleVersion(loaded.version)
+            try:
+                events = self._decide(loaded, seat, command)
+            except RuleError:
+                # A retry of a command that was applied (maybe by another server) is not an
+                # error: answer with its first result.
+                if command_id and (dup := await self._replayed(loaded, command_id, seat)):
+                    return dup
+                raise
+            entries, state, finished = self._entries(loaded, seat, command, command_id, events)
+            t0 = time.perf_counter()
+            try:
+                appended = await self.store.append(
+                    loaded.game_id, entries, loaded.version, command_id,
+                    {"status": "finished"} if finished else None)
+            except Conflict:
+                METRICS.conflicts.labels(game.name).inc()
+                await self._catch_up(loaded)
+                continue
+            finally:
+                METRICS.append_seconds.labels(game.name).observe(time.perf_counter() - t0)
+            if appended.duplicate:
+                await self._catch_up(loaded)
+                return await self._result_of(loaded, appended.first_version,
+                                             appended.last_version, seat)
+            versioned = []
+            for i, e in enumerate(events):
+                e.version = loaded.version + 1 + i
+                versioned.append(e)
+            loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
+            METRICS.events_appended.labels(game.name).inc(len(entries))
+            self._hand_to_ai(loaded)
+            return ActResult(loaded.version, versioned, state, seat)
+        raise StaleVersion(loaded.version)  # pragma: no cover - only under extreme contention
+
+    def _decide(self, loaded: Loaded, seat: int | None, command: Any) -> list[Any]:
+        game = loaded.game
+        if loaded.finished:
+            raise RuleError("GAME_OVER", "the game is over")
+        if seat is not None and seat not in game.to_act(loaded.state):
+            raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
+        t0 = time.perf_counter()
+        events = game.decide(loaded.state, seat, command, Rng(loaded.seed, loaded.version))
+        METRICS.decide_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        if game.observe is not None:
+            for e in events:
+                for key, value in game.observe(e).items():
+                    METRICS.observe(game.name, key, value, time.perf_counter() - t0)
+        return events
+
+    def _entries(
+        self, loaded: Loaded, seat: int | None, command: Any, command_id: str, events: list[Any]
+    ) -> tuple[list[bytes], Any, bool]:
+        game = loaded.game
+        t0 = time.perf_counter()
+        state = loaded.state
+        for e in events:
+            state = game.evolve(state, e)
+        METRICS.evolve_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        outcome = game.outcome(state)
+        v = loaded.version
+        entries = [apb.LogEntry(version=v + 1 + i, event=e.SerializeToString())
+                   for i, e in enumerate(events)]
+        if outcome is not None:
+            entries.append(apb.LogEntry(version=v + 1 + len(events), finished=apb.GameFinished(
+                outcome=gamelog.outcome_to_pb(outcome), seed=loaded.seed.hex())))
+        if not entries:
+            raise RuleError("NOTHING_HAPPENS", "the command changes nothing")
+        entries[0].batch_size = len(entries)
+        entries[0].command.CopyFrom(apb.CommandRecord(
+            command_id=command_id, system=seat is None, seat=seat or 0,
+            command=command.SerializeToString()))
+        return [e.SerializeToString() for e in entries], state, outcome is not None
+
+    async def _replayed(self, loaded: Loaded, command_id: str, seat: int | None
+                        ) -> ActResult | None:
+        """The first result of a command id this game has already applied, if any."""
+        entries = gamelog.decode(await self.store.read(loaded.game_id))
+        for entry in entries:
+            if entry.HasField("command") and entry.command.command_id == command_id:
+                return await self._result_of(
+                    loaded, entry.version, entry.version + entry.batch_size - 1, seat)
+        return None
+
+    async def _result_of(self, loaded: Loaded, first: int, last: int, seat: int | None
+                         ) -> ActResult:
+        entries = gamelog.decode(await self.store.read(loaded.game_id, first - 1, last - first + 1))
+        events = [gamelog.game_event(loaded.game, e) for e in entries
+                  if e.WhichOneof("body") == "event"]
+        return ActResult(last, events, loaded.state, seat)
+
+    # ---- AI seats ----------------------------------------------------------------------
+
+    def _hand_to_ai(self, loaded: Loaded) -> None:
+        if loaded.finished or self.ai_dispatch is None:
+            return
+        for seat in loaded.game.to_act(loaded.state):
+            if loaded.seats[seat].kind == "ai":
+                self.ai_dispatch(self, loaded.game_id, loaded.version, seat)
+
+    async def play_ai_turn(self, game_id: str, version: int, seat: int) -> bool:
+        """Let the bot of an AI seat act, through the same command path as any client.
+
+        The bot sees only its seat's view and legal commands. The command id
+        ai:<game>:<version>:<seat> makes a redelivered turn harmless.
+        """
+        loaded = await self.load(game_id, fresh=True)
+        if loaded.finished or loaded.version != version or loaded.seats[seat].kind != "ai":
+            return False
+        game = loaded.game
+        if seat not in game.to_act(loaded.state):
+            return False
+        bot = game.bots[loaded.seats[seat].bot or game.default_bot]
+        view = self.view_of(loaded, seat)
+        legal = game.legal_actions(loaded.state, seat)
+        if not legal:
+            return False
+        t0 = time.perf_counter()
+        command = bot(view, legal, Rng(f"bot:{game_id}".encode(), version))
+        METRICS.ai_turn_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        try:
+            await self.act(game_id, Caller(admin_token=self.admin_token, seat=seat), command,
+                           f"ai:{game_id}:{version}:{seat}", version)
+        except (StaleVersion, RuleError):
+            return False
+        return True
+
+    # ---- reading -----------------------------------------------------------------------
+
+    def view_of(self, loaded: Loaded, seat: int | None, state: Any = None,
+                version: int | None = None) -> Any:
+        view = loaded.game.view(loaded.state if state is None else state, seat)
+        view.version = loaded.version if version is None else version
+        return view
+
+    async def history(self, game_id: str) -> tuple[Loaded, list[apb.LogEntry]]:
+        loaded = await self.load(game_id, fresh=True)
+        return loaded, gamelog.decode(await self.store.read(game_id))
+
+    async def watch(self, game_id: str, seat: int | None, from_version: int,
+                    poll_seconds: float = 15.0) -> AsyncIterator[tuple[apb.LogEntry, Any, Any]]:
+        """(entry, redacted event or None, view) for every entry after from_version, then live."""
+        loaded = await self.load(game_id)
+        game = loaded.game
+        state: Any = None
+        seen = 0
+        while True:
+            entries = gamelog.decode(await self.store.read(game_id, seen))
+            for entry in entries:
+                event = None
+                if entry.WhichOneof("body") == "event":
+                    event = gamelog.game_event(game, entry)
+                    state = game.evolve(state, event)
+                seen = entry.version
+                if seen <= from_version:
+                    continue
+                redacted = game.redact(event, seat) if event is not None else None
+                if redacted is not None:
+                    redacted.version = entry.version
+                # Before the first event (the GameStarted entry) there is nothing to show yet.
+                view = game.view(state, seat) if state is not None else game.pb.View()
+                view.version = seen
+                yield entry, redacted, view
+                if entry.WhichOneof("body") == "finished":
+                    return
+            await self.store.wait(game_id, seen, poll_seconds)
+
+    async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:
+        loaded, entries = await self.history(game_id)
+        if version <= 0 or version > len(entries):
+            version = len(entries)
+        version = max(version, entries[0].batch_size or 1)  # the game exists once set up
+        state: Any = None
+        for entry in entries[:version]:
+            if entry.WhichOneof("body") == "event":
+                state = loaded.game.evolve(state, gamelog.game_event(loaded.game, entry))
+        return loaded, state, version
+
+    # ---- forks and imports ---------------------------------------------------------------
+
+    async def fork(self, game_id: str, version: int) -> tuple[str, dict[int, str], str, int]:
+        """A new game from a game's state at `version`: same history, new seed and tokens.
+
+        The fork's first batch carries the parent's events up to `version` (they were
+        verified against the parent's seed); everything after it uses the fork's own seed.
+        """
+        parent, entries = await self.history(game_id)
+        setup_end = entries[0].batch_size or 1
+        if version == 0:
+            version = len(entries)
+        if not setup_end <= version <= len(entries):
+            raise MalformedCommand("BAD_VERSION", f"fork at a version from {setup_end} to "
+                                   f"{len(entries)}, not {version}", "version")
+        events = [gamelog.game_event(parent.game, e) for e in entries[:version]
+                  if e.WhichOneof("body") == "event"]
+        state = parent.game.replay(events)
+        if parent.game.outcome(state) is not None:
+            raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
+        seed = secrets.token_bytes(32)
+        new_id = f"{parent.game.name}-{secrets.token_hex(8)}"
+        first = entries[0].started
+        started = apb.GameStarted(
+            game=first.game, game_id=new_id, options=first.options, seats=first.seats,
+            seed_commitment=gamelog.commitment(seed), forked_from=f"{game_id}@{version}",
+            created_unix_ms=int(time.time() * 1000))
+        tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(parent.seats)
+                  if s.kind != "ai"}
+        log = [apb.LogEntry(version=1, started=started, batch_size=1 + len(events))]
+        for i, e in enumerate(events):
+            e.version = 0
+            log.append(apb.LogEntry(version=2 + i, event=e.SerializeToString()))
+        meta = {"game": first.game, "seed": seed.hex(), "status": "active",
+                "forked_from": started.forked_from}
+        meta.update({f"tok:{token_hash(t)}": str(i) for i, t in tokens.items()})
+        appended = await self.store.append(new_id, [e.SerializeToString() for e in log], 0, "",
+                                           meta)
+        loaded = Loaded(parent.game, new_id, parent.seats, seed,
+                        {token_hash(t): i for i, t in tokens.items()}, state,
+                        appended.last_version, False)
+        self._remember(loaded)
+        self._hand_to_ai(loaded)
+        return new_id, tokens, started.seed_commitment, appended.last_version
+
+    async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> tuple[str, int]:
+        """Store a verified, finished log; it keeps its id unless that id is taken."""
+        started = entries[0].started
+        game_id = started.game_id
+        if not game_id.startswith(f"{game.name}-") or await self.store.meta(game_id):
+            game_id = f"{game.name}-{secrets.token_hex(8)}"
+        meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
+                "imported": "1"}
+        appended = await self.store.append(
+            game_id, [e.SerializeToString() for e in entries], 0, "", meta)
+        return game_id, appended.last_version

@@ -1,0 +1,243 @@
+"""A game's log: its entries, their JSON Lines form, and verification by re-running it.
+
+A log is a list of batches. The first batch is the game's creation: `GameStarted` (with the
+seed commitment) and the setup events. Every later batch is one command and the events it
+caused; the batch that ends the game also holds `GameFinished`, which reveals the seed.
+The randomness of a batch is `Rng(seed, version before the batch)`, so re-running every
+command against the revealed seed must give back every recorded event, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arbiter.v1 import arbiter_pb2 as apb
+from google.protobuf import json_format
+
+from services.core.decider import Game, Outcome, Rng, RuleError, Seat
+
+
+def commitment(seed: bytes) -> str:
+    return hashlib.sha256(seed).hexdigest()
+
+
+def seats_from_pb(seats: Iterable[apb.Seat]) -> list[Seat]:
+    return [Seat(s.name, "ai" if s.kind == apb.AI else "human", s.bot) for s in seats]
+
+
+def outcome_to_pb(outcome: Outcome) -> apb.Outcome:
+    return apb.Outcome(winners=outcome.winners, scores=outcome.scores, reason=outcome.reason)
+
+
+@dataclass
+class Batch:
+    entries: list[apb.LogEntry]
+    line: int  # 1-based line of the first entry in an exported log
+
+    @property
+    def first_version(self) -> int:
+        return self.entries[0].version
+
+    @property
+    def last_version(self) -> int:
+        return self.entries[-1].version
+
+    @property
+    def command(self) -> apb.CommandRecord | None:
+        head = self.entries[0]
+        return head.command if head.HasField("command") else None
+
+
+class BadLog(Exception):
+    def __init__(self, line: int, version: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line, self.version, self.reason = line, version, reason
+
+
+def decode(raw: Sequence[bytes]) -> list[apb.LogEntry]:
+    return [apb.LogEntry.FromString(r) for r in raw]
+
+
+def batches(entries: Sequence[apb.LogEntry]) -> list[Batch]:
+    """Group entries into batches, checking that versions are contiguous from 1."""
+    out: list[Batch] = []
+    i = 0
+    while i < len(entries):
+        head = entries[i]
+        size = head.batch_size or 1
+        group = list(entries[i : i + size])
+        for k, e in enumerate(group):
+            if e.version != i + k + 1:
+                raise BadLog(i + k + 1, e.version,
+                             f"expected version {i + k + 1}, found {e.version}")
+        if len(group) != size:
+            raise BadLog(i + 1, head.version, f"batch of {size} entries is cut short")
+        out.append(Batch(group, i + 1))
+        i += size
+    return out
+
+
+def game_event(game: Game, entry: apb.LogEntry) -> Any:
+    event = game.pb.Event.FromString(entry.event)
+    event.version = entry.version
+    return event
+
+
+# ---- JSON Lines ---------------------------------------------------------------------------
+
+
+def to_json_lines(game: Game, entries: Sequence[apb.LogEntry]) -> list[str]:
+    lines = []
+    for e in entries:
+        row: dict[str, Any] = {"version": e.version}
+        if e.batch_size:
+            row["batch_size"] = e.batch_size
+        if e.HasField("command"):
+            c = e.command
+            row["command"] = {
+                "command_id": c.command_id,
+                "seat": None if c.system else c.seat,
+                "command": json_format.MessageToDict(game.pb.Command.FromString(c.command)),
+            }
+        body = e.WhichOneof("body")
+        if body == "event":
+            row["event"] = json_format.MessageToDict(game.pb.Event.FromString(e.event))
+        elif body == "started":
+            started = json_format.MessageToDict(e.started)
+            started["options"] = json_format.MessageToDict(
+                game.pb.Options.FromString(e.started.options))
+            row["started"] = started
+        elif body == "finished":
+            row["finished"] = json_format.MessageToDict(e.finished)
+        lines.append(json.dumps(row, separators=(",", ":"), sort_keys=True))
+    return lines
+
+
+def game_of_json_lines(lines: Sequence[str]) -> str:
+    try:
+        return str(json.loads(lines[0])["started"]["game"])
+    except (IndexError, KeyError, TypeError, ValueError) as e:
+        raise BadLog(1, 1, "the first line must be the game's start") from e
+
+
+def from_json_lines(game: Game, lines: Sequence[str]) -> list[apb.LogEntry]:
+    entries = []
+    for n, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line)
+            e = apb.LogEntry(version=int(row["version"]), batch_size=int(row.get("batch_size", 0)))
+            if "command" in row:
+                c = row["command"]
+                cmd = json_format.ParseDict(c["command"], game.pb.Command())
+                e.command.CopyFrom(apb.CommandRecord(
+                    command_id=c.get("command_id", ""), system=c.get("seat") is None,
+                    seat=int(c.get("seat") or 0), command=cmd.SerializeToString()))
+            if "event" in row:
+                e.event = json_format.ParseDict(row["event"], game.pb.Event()).SerializeToString()
+            elif "started" in row:
+                started = dict(row["started"])
+                options = json_format.ParseDict(started.pop("options", {}), game.pb.Options())
+                json_format.ParseDict(started, e.started)
+                e.started.options = options.SerializeToString()
+            elif "finished" in row:
+                json_format.ParseDict(row["finished"], e.finished)
+            else:
+                raise ValueError("no event, started or finished")
+        except (ValueError, KeyError, TypeError, json_format.ParseError) as err:
+            raise BadLog(n, n, f"unreadable entry: {err}") from err
+        entries.append(e)
+    return entries
+
+
+# ---- Verification --------------------------------------------------------------------------
+
+
+@dataclass
+class Verified:
+    state: Any
+    entries: int
+    finished: bool
+
+
+def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = None) -> Verified:
+    """Re-run the whole log: setup and every command, against the seed.
+
+    The seed is the one revealed in `GameFinished`, or given by the server for a game still
+    running. Raises BadLog naming the first entry that differs.
+    """
+    groups = batches(entries)
+    if not groups or groups[0].entries[0].WhichOneof("body") != "started":
+        raise BadLog(1, 1, "the log must start with the game's start")
+    started = groups[0].entries[0].started
+    if started.game != game.name:
+        raise BadLog(1, 1, f"the log is of {started.game!r}, not {game.name!r}")
+    final = entries[-1]
+    if final.WhichOneof("body") == "finished":
+        try:
+            seed = bytes.fromhex(final.finished.seed)
+        except ValueError as e:
+            raise BadLog(len(entries), final.version, "the revealed seed is not hex") from e
+    if seed is None:
+        raise BadLog(len(entries), final.version, "the game is not finished: its seed is secret")
+    if commitment(seed) != started.seed_commitment:
+        raise BadLog(1, 1, "the seed does not match the published commitment")
+
+    options = game.pb.Options.FromString(started.options)
+    seats = seats_from_pb(started.seats)
+    state: Any = None
+    finished = False
+    for batch in groups:
+        if finished:
+            raise BadLog(batch.line, batch.first_version, "entries after the end of the game")
+        rng = Rng(seed, batch.first_version - 1)
+        record = batch.command
+        try:
+            if batch is groups[0] and started.forked_from:
+                # A fork starts from its parent's events, verified against the parent's seed.
+                expected = [game.pb.Event.FromString(e.event) for e in batch.entries[1:]]
+                recorded = batch.entries[1:]
+            elif batch is groups[0]:
+                expected = game.setup(options, seats, rng)
+                recorded = batch.entries[1:]
+            else:
+                if record is None:
+                    raise BadLog(batch.line, batch.first_version, "a batch without its command")
+                command = game.pb.Command.FromString(record.command)
+                expected = game.decide(state, None if record.system else record.seat, command, rng)
+                recorded = batch.entries
+        except RuleError as e:
+            raise BadLog(batch.line, batch.first_version,
+                         f"the command is illegal here: {e.message}") from e
+        recorded_events = [r for r in recorded if r.WhichOneof("body") == "event"]
+        for k, want in enumerate(expected):
+            if k >= len(recorded_events):
+                raise BadLog(batch.line + len(recorded), batch.first_version + len(recorded),
+                             "an event the command causes is missing")
+            got = recorded_events[k]
+            if game.pb.Event.FromString(got.event) != want:
+                offset = list(batch.entries).index(got)
+                raise BadLog(batch.line + offset, got.version,
+                             "the event differs from what the rules give")
+            state = game.evolve(state, game_event(game, got))
+        if len(recorded_events) > len(expected):
+            extra = recorded_events[len(expected)]
+            offset = list(batch.entries).index(extra)
+            raise BadLog(batch.line + offset, extra.version, "an event the rules do not give")
+        outcome = game.outcome(state)
+        tail = batch.entries[-1]
+        if outcome is not None:
+            if tail.WhichOneof("body") != "finished":
+                raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
+                             "the game ended here but the log does not say so")
+            if tail.finished.outcome != outcome_to_pb(outcome):
+                raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
+                             "the recorded result differs from the rules' result")
+            finished = True
+        elif tail.WhichOneof("body") == "finished":
+            raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
+                         "the log ends the game before the rules do")
+    return Verified(state, len(entries), finished)

@@ -1,0 +1,74 @@
+"""Prometheus series: go-grpc-prometheus names for the RPCs, arbiter_* for the rest.
+
+Buckets start at 50 microseconds: deciding, evolving and appending are sub-millisecond.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+FAST_BUCKETS = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    0.5, 1.0, 2.5, 5.0,
+)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        rpc = ("grpc_type", "grpc_service", "grpc_method")
+        self.rpc_started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", rpc)
+        self.rpc_handled = Counter(
+            "grpc_server_handled_total", "RPCs completed on the server, by status code.",
+            (*rpc, "grpc_code"))
+        self.rpc_seconds = Histogram(
+            "grpc_server_handling_seconds", "Time to handle an RPC, by method.", rpc,
+            buckets=FAST_BUCKETS)
+        self.msg_received = Counter(
+            "grpc_server_msg_received_total", "Messages received by the server.", rpc)
+        self.msg_sent = Counter(
+            "grpc_server_msg_sent_total", "Messages sent by the server.", rpc)
+        self.command_seconds = Histogram(
+            "arbiter_command_seconds", "Act latency inside the server, by outcome.",
+            ("game", "command", "outcome"), buckets=FAST_BUCKETS)
+        self.decide_seconds = Histogram(
+            "arbiter_decide_seconds", "Time in the rules' decide.", ("game",),
+            buckets=FAST_BUCKETS)
+        self.evolve_seconds = Histogram(
+            "arbiter_evolve_seconds", "Time folding a batch into the state.", ("game",),
+            buckets=FAST_BUCKETS)
+        self.append_seconds = Histogram(
+            "arbiter_append_seconds", "Time of one atomic append to the store.", ("game",),
+            buckets=FAST_BUCKETS)
+        self.conflicts = Counter(
+            "arbiter_append_conflicts_total",
+            "Appends refused because another server moved the game on first.", ("game",))
+        self.events_appended = Counter(
+            "arbiter_events_appended_total", "Log entries appended.", ("game",))
+        self.cascade_depth = Histogram(
+            "arbiter_bubblee_cascade_depth", "Line-resolution waves caused by one drop or power.",
+            buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15))
+        self.cascade_seconds = Histogram(
+            "arbiter_bubblee_resolution_seconds",
+            "Time to decide a command whose resolution cascaded.", buckets=FAST_BUCKETS)
+        self.ai_turn_seconds = Histogram(
+            "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
+            buckets=FAST_BUCKETS)
+        self.projection_lag = Gauge(
+            "arbiter_projection_lag_entries", "Feed entries not yet acknowledged.",
+            ("group", "partition"))
+        self.simulation_games = Counter(
+            "arbiter_simulation_games_total", "Simulated games played.", ("game",))
+        self.simulation_seconds = Histogram(
+            "arbiter_simulation_game_seconds", "Time to simulate one game.", ("game",),
+            buckets=FAST_BUCKETS)
+
+    def observe(self, game: str, key: str, value: float, seconds: float) -> None:
+        """A per-event observation a game reports through its `observe` hook."""
+        if key == "cascade_depth":
+            self.cascade_depth.observe(value)
+            if value > 0:
+                self.cascade_seconds.observe(seconds)
+
+
+METRICS = Metrics()

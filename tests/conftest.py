@@ -1,0 +1,34 @@
+"""Fixtures shared by every test: the stores under test and a private Redis."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio  # noqa: F401  (asyncio support)
+
+from services.core.store import MemoryStore, Store
+
+REDIS_URL = os.environ.get("ARBITER_TEST_REDIS_URL", "")
+needs_redis = pytest.mark.skipif(
+    not REDIS_URL, reason="needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
+
+
+def new_id(prefix: str = "test") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest_asyncio.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path) -> AsyncIterator[Store]:
+    if request.param == "memory":
+        s: Store = MemoryStore(str(tmp_path / "store.aof"))
+    else:
+        if not REDIS_URL:
+            pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
+        from services.core.redis_store import RedisStore
+
+        s = RedisStore(REDIS_URL)
+    yield s
+    await s.close()
