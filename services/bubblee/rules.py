@@ -78,6 +78,18 @@ class State(NamedTuple):
     outcome: Outcome | None
 
 
+_FIELD_INDEX = {name: i for i, name in enumerate(State._fields)}
+_new_state = tuple.__new__
+
+
+def _update(state: State, **changes: object) -> State:
+    """A copy of `state` with some fields changed (NamedTuple._replace, but cheaper)."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_FIELD_INDEX[name]] = value
+    return _new_state(State, values)  # type: ignore[no-any-return]
+
+
 def opponent_planet(state: State, seat: int) -> int:
     """The planet a seat's red, purple and blue powers act on (solo: the target)."""
     return 1 - seat
@@ -250,18 +262,27 @@ def _describe_sky(index: int) -> str:
 
 
 class _Out:
-    """The events of one decision, folded as they are emitted so later steps see their
-    effect (decide may fold its own events: evolve never mutates)."""
+    """The events of one decision. Reading `state` gives the state after every event emitted
+    so far (decide may fold its own events: evolve never mutates); events are folded only
+    when a later step reads the state, so the last ones of a decision cost nothing extra."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("_state", "_folded", "events")
 
     def __init__(self, state: State) -> None:
-        self.state = state
+        self._state = state
+        self._folded = 0
         self.events: list[pb.Event] = []
+
+    @property
+    def state(self) -> State:
+        events = self.events
+        while self._folded < len(events):
+            self._state = evolve(self._state, events[self._folded])
+            self._folded += 1
+        return self._state
 
     def emit(self, ev: pb.Event) -> None:
         self.events.append(ev)
-        self.state = evolve(self.state, ev)
 
 
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
@@ -477,6 +498,9 @@ def any_legal_drop(state: State, seat: int, allow_swap: bool) -> bool:
     sky = state.sky
     masks = state.planets[seat]
     hs = board.heights(masks)
+    for c in range(WIDTH):
+        if hs[c] <= HEIGHT - 2 and sky[c] and sky[c + WIDTH]:
+            return True  # a vertical pair always fits in a column with room for two
     pairs = _LANDING_PAIRS[seat]
     for first, second in pairs:
         if sky[first] and sky[second]:
@@ -840,7 +864,7 @@ def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
 
 
 def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
-    return state._replace(
+    return _update(state, 
         drawn=ev.colour, phase=PLACE, bag=_add(state.bag, ev.colour, -1), draws=state.draws + 1
     )
 
@@ -848,7 +872,7 @@ def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
 def _evolve_placed(state: State, ev: pb.Placed) -> State:
     sky = list(state.sky)
     sky[ev.cell.row * WIDTH + ev.cell.column] = ev.colour
-    return state._replace(sky=tuple(sky), drawn=0, phase=ACTION)
+    return _update(state, sky=tuple(sky), drawn=0, phase=ACTION)
 
 
 def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
@@ -856,7 +880,7 @@ def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
     b = ev.b.row * WIDTH + ev.b.column
     sky = list(state.sky)
     sky[a], sky[b] = sky[b], sky[a]
-    return state._replace(sky=tuple(sky), swapped=True)
+    return _update(state, sky=tuple(sky), swapped=True)
 
 
 def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
@@ -865,7 +889,7 @@ def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
     for landing in ev.landings:
         sky[landing.from_sky.row * WIDTH + landing.from_sky.column] = 0
         masks[landing.colour - 1] |= 1 << (landing.to_cell.row * WIDTH + landing.to_cell.column)
-    return state._replace(sky=tuple(sky), planets=_with_planet(state, ev.planet, masks))
+    return _update(state, sky=tuple(sky), planets=_with_planet(state, ev.planet, masks))
 
 
 def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
@@ -877,7 +901,7 @@ def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
     zones = list(state.zones)
     zones[ev.scorer] = _add(zones[ev.scorer], ev.colour, len(ev.cells))
     pool = state.pool + (ev.power_gained,) if ev.power_gained else state.pool
-    return state._replace(
+    return _update(state, 
         planets=_with_planet(state, ev.planet, masks),
         zones=(zones[0], zones[1]),
         pool=pool,
@@ -892,16 +916,16 @@ def _evolve_gravity(state: State, ev: pb.Gravity) -> State:
         target = move.to_cell.row * WIDTH + move.to_cell.column
         k = board.colour_at(old, source) - 1
         masks[k] = (masks[k] & ~(1 << source)) | (1 << target)
-    return state._replace(planets=_with_planet(state, ev.planet, masks))
+    return _update(state, planets=_with_planet(state, ev.planet, masks))
 
 
 def _evolve_settled(state: State, ev: pb.Settled) -> State:
-    return state._replace(phase=POWERS) if state.pool else state
+    return _update(state, phase=POWERS) if state.pool else state
 
 
 def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
     pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
-    state = state._replace(pool=pool, phase=POWERS if pool else ACTION)
+    state = _update(state, pool=pool, phase=POWERS if pool else ACTION)
     kind = ev.WhichOneof("effect")
     if kind == "swapped":
         s = ev.swapped
@@ -913,7 +937,7 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
         masks[cb - 1] = (masks[cb - 1] & ~(1 << b)) | (1 << a)
         if ca == cb:
             masks[ca - 1] = old[ca - 1]
-        return state._replace(planets=_with_planet(state, s.planet, masks))
+        return _update(state, planets=_with_planet(state, s.planet, masks))
     if kind == "sent":
         sent = ev.sent
         sky = state.sky
@@ -921,38 +945,38 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
             src = sent.from_planet_cell
             masks = list(state.planets[state.turn])
             masks[sent.colour - 1] &= ~(1 << (src.row * WIDTH + src.column))
-            state = state._replace(planets=_with_planet(state, state.turn, masks))
+            state = _update(state, planets=_with_planet(state, state.turn, masks))
         else:
             cells = list(sky)
             cells[sent.from_sky.row * WIDTH + sent.from_sky.column] = 0
-            state = state._replace(sky=tuple(cells))
+            state = _update(state, sky=tuple(cells))
         masks = list(state.planets[sent.to_planet])
         masks[sent.colour - 1] |= 1 << (sent.to_cell.row * WIDTH + sent.to_cell.column)
-        return state._replace(planets=_with_planet(state, sent.to_planet, masks))
+        return _update(state, planets=_with_planet(state, sent.to_planet, masks))
     banked = ev.banked
     masks = list(state.planets[banked.planet])
     masks[banked.colour - 1] &= ~(1 << (banked.cell.row * WIDTH + banked.cell.column))
     zones = list(state.zones)
     zones[banked.scorer] = _add(zones[banked.scorer], banked.colour)
-    return state._replace(
+    return _update(state, 
         planets=_with_planet(state, banked.planet, masks), zones=(zones[0], zones[1])
     )
 
 
 def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
     pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
-    return state._replace(pool=pool, phase=POWERS if pool else ACTION)
+    return _update(state, pool=pool, phase=POWERS if pool else ACTION)
 
 
 def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
-    return state._replace(
+    return _update(state, 
         turn=ev.next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
     )
 
 
 def _evolve_game_over(state: State, ev: pb.GameOver) -> State:
     o = ev.outcome
-    return state._replace(
+    return _update(state, 
         phase=OVER,
         outcome=Outcome(winners=tuple(o.winners), scores=tuple(o.scores), reason=o.reason),
     )
@@ -1123,3 +1147,36 @@ def power_targets(state: State, seat: int, power: int) -> list[tuple[int, int, i
 
 # Black is in the material but has no power.
 assert BLACK not in _POWERS
+
+
+def state_from_view(v: pb.View) -> State:
+    """The state a view shows. Everything in Bubblee Pop is public, so this is the whole
+    state (but for the count of draws so far and the solo bag seed): bots use it to look
+    ahead with the real rules."""
+    o = v.options
+    outcome_ = None
+    if v.phase == OVER:
+        outcome_ = Outcome(tuple(v.outcome.winners), tuple(v.outcome.scores), v.outcome.reason)
+    z0, z1 = (_counts(z) for z in v.score_zones)
+    p0, p1 = (_planet_masks(p.cells) for p in v.planets)
+    return State(
+        seats=v.seats,
+        no_powers=o.no_powers,
+        extra_blacks=o.extra_blacks,
+        opponent_lines_grant_powers=o.opponent_lines_grant_powers,
+        solo_level=o.solo_level,
+        draw_seed=0,
+        planets=(p0, p1),
+        sky=tuple(v.sky),
+        bag=_counts(v.bag),
+        set_aside=_counts(v.set_aside),
+        zones=(z0, z1),
+        turn=v.turn,
+        phase=v.phase,
+        drawn=v.drawn,
+        swapped=v.swapped,
+        first_turn=v.first_turn,
+        pool=tuple(v.pool),
+        draws=0,
+        outcome=outcome_,
+    )

@@ -79,10 +79,12 @@ class Rng:
         below(n) takes words until one is < n * floor(2^64 / n) and returns it mod n.
     """
 
-    __slots__ = ("_key", "_counter", "_words")
+    __slots__ = ("_seed", "_version", "_key", "_counter", "_words")
 
     def __init__(self, seed: bytes, version: int) -> None:
-        self._key = hmac.new(seed, str(version).encode(), hashlib.sha256).digest()
+        # The key is derived on the first draw: most decisions draw nothing.
+        self._seed, self._version = seed, version
+        self._key = b""
         self._counter = 0
         self._words: list[int] = []
 
@@ -92,6 +94,9 @@ class Rng:
 
     def _word(self) -> int:
         if not self._words:
+            if not self._key:
+                self._key = hmac.new(self._seed, str(self._version).encode(),
+                                     hashlib.sha256).digest()
             block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
             self._counter += 1
             self._words = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]

@@ -22,6 +22,7 @@ from services.core import grpc_api
 from services.core.decider import Game
 from services.core.host import Host
 from services.core.store import MemoryStore, Store
+from services.workers.runtime import attach_workers, workers_of
 
 log = logging.getLogger("arbiter")
 
@@ -115,6 +116,8 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
     host = Host(store or open_store(config), games, config.admin_token)
     host.ai_dispatch = in_process_ai
+    # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
+    workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.
     server = grpc.aio.server(maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2)
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
@@ -125,7 +128,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
         names.append(name)
 
     async def list_games(request: apb.ListGamesRequest) -> list[apb.GameSummary]:
-        return await summaries(host, request)
+        return await workers.list_games(request)  # the projections' read model, one page
 
     name, handler = grpc_api.arbiter_service(host, list_games, in_flight)
     server.add_generic_rpc_handlers((handler,))
@@ -148,9 +151,11 @@ async def serve(config: Config, games: dict[str, Game]) -> None:
     mhost, _, mport = config.metrics_addr.rpartition(":")
     start_http_server(int(mport), addr=mhost or "0.0.0.0")
     await server.start()
+    await workers_of(host).start()
     log.info("arbiter serving %s on %s (metrics on %s, store: %s)", ", ".join(games),
              config.grpc_addr, config.metrics_addr, "redis" if config.redis_url else "embedded")
     try:
         await server.wait_for_termination()
     finally:
+        await workers_of(host).stop()
         await host.store.close()

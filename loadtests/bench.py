@@ -1,0 +1,250 @@
+"""`make bench`: the pure Bubblee core, and Act over gRPC beside its baselines, in one run.
+
+    core        random self-play through decide + evolve (services/bubblee/selfplay.py)
+    act         Act over gRPC on a server backed by Redis, at 1 and 32 concurrent clients
+    noop        Ping on the same server, same client, same concurrency (the RPC floor)
+    floor       the bare Redis append script from the same client process (the store floor)
+
+The machine is shared and noisy: compare the ratios, measured in the same run, not absolute
+figures. Writes loadtests/results/latest.json and prints it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import redis.asyncio as aioredis
+from arbiter.bubblee.v1 import bubblee_pb2 as bpb
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services import games as registry
+from services.bubblee.selfplay import play_random_games
+from services.core import log as gamelog
+from services.core.decider import Rng
+from services.core.redis_store import APPEND
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results", "latest.json")
+SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+GAME = "/arbiter.bubblee.v1.Game/"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else 0.0
+
+
+def bench_core() -> dict[str, Any]:
+    result = play_random_games(0)
+    games = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < SECONDS:
+        r = play_random_games(50, seed=games)
+        games += r.games
+        result.turns += r.turns
+        result.turn_micros += r.turn_micros
+        result.cascade_depths += r.cascade_depths
+        result.commands += r.commands
+    depths = Counter(result.cascade_depths)
+    return {
+        "core_games": games,
+        "core_turns": result.turns,
+        "core_turns_per_s": round(result.turns_per_second),
+        "core_turn_p50_us": round(statistics.median(result.turn_micros), 1),
+        "core_turn_p99_us": round(percentile(result.turn_micros, 0.99), 1),
+        "core_cascade_depth": {str(k): depths[k] for k in sorted(depths)},
+    }
+
+
+# ---- over the network -----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def timed_loop(clients: int, step: Callable[[int], Awaitable[None]]) -> dict[str, float]:
+    """Run `clients` loops of `step` for SECONDS; latencies of every step, and throughput."""
+    latencies: list[float] = []
+    stop = time.perf_counter() + SECONDS
+
+    async def loop(n: int) -> None:
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            await step(n)
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(loop(n) for n in range(clients)))
+    elapsed = time.perf_counter() - t0
+    return {"per_s": len(latencies) / elapsed,
+            "p50_ms": percentile(latencies, 0.50) * 1000,
+            "p99_ms": percentile(latencies, 0.99) * 1000}
+
+
+class Player:
+    """One client playing its own game; it follows the game locally from the events it gets
+    back, so choosing a legal command costs no extra RPC (and is not timed)."""
+
+    game = registry.game("bubblee")
+
+    def __init__(self, channel: grpc.aio.Channel, n: int) -> None:
+        self.channel, self.rng = channel, Rng(b"bench-player", n)
+        self.create = channel.unary_unary(
+            GAME + "CreateGame", request_serializer=bpb.CreateGameRequest.SerializeToString,
+            response_deserializer=apb.CreateGameResponse.FromString)
+        self.export = channel.unary_unary(
+            "/arbiter.v1.Arbiter/ExportLog",
+            request_serializer=apb.ExportLogRequest.SerializeToString,
+            response_deserializer=apb.ExportLogResponse.FromString)
+        self.act_rpc = channel.unary_unary(
+            GAME + "Act", request_serializer=bpb.ActRequest.SerializeToString,
+            response_deserializer=bpb.ActResponse.FromString)
+        self.next_command: bpb.ActRequest | None = None
+        self.tokens: dict[int, str] = {}
+
+    async def new_game(self) -> None:
+        seats = [apb.Seat(name="a"), apb.Seat(name="b")]
+        created = await self.create(bpb.CreateGameRequest(seats=seats))
+        self.game_id, self.tokens = created.game_id, {t.seat: t.token for t in created.tokens}
+        lines = (await self.export(apb.ExportLogRequest(game_id=created.game_id))).lines
+        entries = gamelog.from_json_lines(self.game, list(lines))
+        self.state = self.game.replay([gamelog.game_event(self.game, e) for e in entries
+                                       if e.WhichOneof("body") == "event"])
+        self.version = created.version
+
+    async def prepare(self) -> None:
+        if not self.tokens or self.game.outcome(self.state) is not None:
+            await self.new_game()
+        self.seat = self.game.to_act(self.state)[0]
+        command = self.rng.choice(self.game.legal_actions(self.state, self.seat))
+        self.request = bpb.ActRequest(game_id=self.game_id, command=command,
+                                      expected_version=self.version,
+                                      command_id=f"{self.game_id}:{self.version}")
+
+    async def act(self) -> None:
+        reply = await self.act_rpc(self.request,
+                                   metadata=(("x-seat-token", self.tokens[self.seat]),))
+        for event in reply.events:
+            self.state = self.game.evolve(self.state, event)
+        self.version = reply.version
+
+
+async def bench_server(redis_url: str) -> dict[str, Any]:
+    port = free_port()
+    env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
+               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee")
+    server = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out: dict[str, Any] = {}
+    redis = aioredis.Redis.from_url(redis_url)
+    append = redis.register_script(APPEND)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            ping = channel.unary_unary("/arbiter.v1.Arbiter/Ping",
+                                       request_serializer=apb.PingRequest.SerializeToString,
+                                       response_deserializer=apb.PingResponse.FromString)
+            for _ in range(300):
+                try:
+                    await ping(apb.PingRequest(), timeout=1)
+                    break
+                except grpc.aio.AioRpcError:
+                    await asyncio.sleep(0.05)
+            for clients in (1, 32):
+                players = [Player(channel, n) for n in range(clients)]
+                for p in players:
+                    await p.prepare()
+
+                # Choosing the next command is client work: keep it out of the Act timing.
+                latencies: list[float] = []
+                stop = time.perf_counter() + SECONDS
+
+                async def loop(n: int) -> None:
+                    p = players[n]
+                    while time.perf_counter() < stop:
+                        t0 = time.perf_counter()
+                        await p.act()
+                        t1 = time.perf_counter()
+                        latencies.append(t1 - t0)
+                        await p.prepare()
+
+                t0 = time.perf_counter()
+                await asyncio.gather(*(loop(n) for n in range(clients)))
+                elapsed = time.perf_counter() - t0
+                out[f"act_{clients}"] = {
+                    "act_per_s": round(len(latencies) / elapsed),
+                    "act_p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
+                    "act_p99_ms": round(percentile(latencies, 0.99) * 1000, 3)}
+
+                noop = await timed_loop(clients, lambda n: ping(apb.PingRequest()))
+                out[f"noop_{clients}"] = {"noop_per_s": round(noop["per_s"]),
+                                          "noop_p99_ms": round(noop["p99_ms"], 3)}
+
+                versions = [0] * clients
+                payload = [b"x" * 60] * 4  # a typical Act batch: four small entries
+
+                async def floor_step(n: int) -> None:
+                    key = f"bench-floor-{os.getpid()}-{clients}-{n}"
+                    keys = [f"{{{key}}}:log", f"{{{key}}}:cmd", f"{{{key}}}:meta",
+                            f"{{{key}}}:feed"]
+                    await append(keys=keys, args=[versions[n], f"c{versions[n]}", key,
+                                                  len(payload), *payload])
+                    versions[n] += len(payload)
+
+                floor = await timed_loop(clients, floor_step)
+                out[f"floor_{clients}"] = {"floor_append_per_s": round(floor["per_s"]),
+                                           "floor_append_p99_ms": round(floor["p99_ms"], 3)}
+                a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
+                out[f"ratios_{clients}"] = {
+                    "act_vs_floor_throughput": round(a["act_per_s"] / f["floor_append_per_s"], 3),
+                    "act_vs_floor_p99": round(a["act_p99_ms"] / f["floor_append_p99_ms"], 3),
+                    "act_vs_noop_throughput": round(
+                        a["act_per_s"] / out[f"noop_{clients}"]["noop_per_s"], 3)}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        async for key in redis.scan_iter(match=f"{{bench-floor-{os.getpid()}-*"):
+            await redis.delete(key)
+        await redis.aclose()
+    return out
+
+
+def main() -> int:
+    redis_url = os.environ.get("ARBITER_BENCH_REDIS_URL") or os.environ.get(
+        "ARBITER_TEST_REDIS_URL", "")
+    results: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "seconds_per_measure": SECONDS,
+    }
+    results["core"] = bench_core()
+    if redis_url:
+        results["grpc_redis"] = asyncio.run(bench_server(redis_url))
+    try:
+        from loadtests import bench_workers
+    except ImportError:
+        pass
+    else:
+        results["workers"] = bench_workers.run()
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "w") as f:
+        json.dump(results, f, indent=2)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Solo mode (RULINGS.md "Solo mode"; our solo rules in docs/rulings/bubblee.md)."""
+
+from __future__ import annotations
+
+import pytest
+from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+from services.bubblee import arena, board, bots, levels, rules
+from services.core.decider import MalformedCommand, Rng, RuleError, Seat
+
+R, P, B, G, Y, K = board.COLOURS
+POWERS = pb.PHASE_POWERS
+LEVELS = levels.all_levels()
+
+
+def test_at_least_20_authored_levels() -> None:
+    assert len(LEVELS) >= 20
+    assert "authored" in levels.LEVELS_FILE.read_text()
+
+
+@pytest.mark.parametrize("lvl", LEVELS, ids=lambda lvl: f"level{lvl.number}")
+def test_every_level_loads_and_is_valid(lvl: levels.Level) -> None:
+    assert levels.problems(lvl) == []
+    state = new_game(pb.Options(solo_level=lvl.number))
+    assert state.seats == 1 and state.planets[1] == lvl.target
+    assert bubblee_count(state) == 96
+    assert all(n >= 0 for n in state.set_aside)
+
+
+def test_levels_rise_in_difficulty() -> None:
+    """More to clear or a smaller bag, level after level (never both easier)."""
+    for easier, harder in zip(LEVELS, LEVELS[1:], strict=False):
+        more_to_clear = sum(m.bit_count() for m in harder.target[:5]) >= sum(
+            m.bit_count() for m in easier.target[:5]
+        )
+        smaller_bag = sum(harder.bag) <= sum(easier.bag)
+        assert more_to_clear or smaller_bag, f"level {harder.number}"
+    first, last = LEVELS[0], LEVELS[-1]
+    assert sum(last.bag) < sum(first.bag)
+
+
+def test_level_1_is_winnable() -> None:
+    outcome, state = arena.play([bots.greedy_bot], 0, pb.Options(solo_level=1))
+    assert outcome.winners == (0,) and outcome.reason == "the target planet is cleared"
+    assert rules.target_remaining(state) == 0
+
+
+def test_unknown_level_is_malformed() -> None:
+    with pytest.raises(MalformedCommand):
+        rules.setup(pb.Options(solo_level=len(LEVELS) + 1), [Seat("a")], Rng.for_test(0))
+
+
+def test_solo_needs_one_seat() -> None:
+    with pytest.raises(MalformedCommand) as e:
+        rules.setup(pb.Options(solo_level=1), [Seat("a"), Seat("b")], Rng.for_test(0))
+    assert e.value.code == "BAD_SEATS"
+
+
+def test_solo_with_no_powers_is_malformed() -> None:
+    with pytest.raises(MalformedCommand):
+        rules.setup(pb.Options(solo_level=1, no_powers=True), [Seat("a")], Rng.for_test(0))
+
+
+def test_solo_player_keeps_the_turn() -> None:
+    state = new_game(pb.Options(solo_level=1))
+    _, after = act(state, drop((0, 0), (1, 0)))
+    assert after.turn == 0 and after.phase == pb.PHASE_PLACE
+
+
+def test_solo_draws_are_the_levels() -> None:
+    """The same level deals the same Bubblees whatever the game's seed."""
+    def draws(seed: int) -> list[int]:
+        state = new_game(pb.Options(solo_level=3), seed=seed)
+        _, state = act(state, drop((0, 0), (1, 0)), seed=seed)
+        first = state.drawn
+        _, state = act(state, rules_place(0), seed=seed + 1)
+        return [first, state.drawn]
+
+    assert draws(1) == draws(2)
+
+
+def rules_place(column: int) -> pb.Command:
+    cmd = pb.Command()
+    cmd.place.cell.column = column
+    cmd.place.cell.row = 0
+    return cmd
+
+
+def test_solo_win_when_target_has_no_coloured_bubblee() -> None:
+    # red swaps K and the R above it: the ground row becomes a red line, only K is left
+    state = table(planet1=(".....", ".....", "..R..", "RRKRR"), phase=POWERS, pool=(R,),
+                  seats=1, solo_level=1)
+    _, after = act(state, apply(0, a=(2, 0), b=(2, 1)))
+    assert board.to_rows(after.planets[1])[-1] == "..K.."
+    assert after.outcome is not None and after.outcome.winners == (0,)
+
+
+def test_solo_black_left_on_target_does_not_prevent_the_win() -> None:
+    state = table(planet1=(".....", ".....", ".....", "RR.RR"), phase=POWERS, pool=(P,),
+                  planet0=(".....", ".....", ".....", "K.R.K"), seats=1, solo_level=1)
+    _, after = act(state, apply(0, column=2))
+    assert after.outcome is not None and after.outcome.winners == (0,)
+
+
+def test_solo_loss_when_bag_runs_out() -> None:
+    state = table(planet1=(".....", ".....", ".....", "RR.RR"), bag=(1, 0, 0, 0, 0, 0),
+                  seats=1, solo_level=1)
+    _, after = act(state, drop((0, 0), (1, 0)))
+    assert after.outcome is not None and after.outcome.winners == ()
+
+
+def test_solo_purple_cannot_target_a_full_target_column_even_when_all_are_full() -> None:
+    full = ("RPBGY", "PBGYR", "RPBGY", "PBGYR")
+    state = table(planet1=full, planet0=(".....", ".....", ".....", "Y...."), phase=POWERS,
+                  pool=(P,), seats=1, solo_level=1)
+    with pytest.raises(RuleError) as e:
+        rules.decide(state, 0, apply(0, column=0), Rng.for_test(0))
+    assert e.value.code == "TARGET_COLUMN_FULL"
+    assert rules.power_targets(state, 0, P) == []
+
+
+def test_solo_lines_on_target_go_to_the_targets_zone() -> None:
+    state = table(planet1=(".....", ".....", ".....", "RRKR."), phase=POWERS, pool=(R,),
+                  seats=1, solo_level=1)
+    _, after = act(state, apply(0, a=(2, 0), b=(3, 0)))
+    assert after.zones[1][R - 1] == 3 and rules.scores(after) == (0,)
+    assert bubblee_count(after) == bubblee_count(state)
+
+
+def test_solo_view_counts_what_is_left_on_the_target() -> None:
+    state = new_game(pb.Options(solo_level=1))
+    assert rules.view(state, 0).target_remaining == 5

@@ -1,0 +1,157 @@
+"""Several server processes acting on the same games at once, through one Redis.
+
+Nothing may be lost or duplicated: every log has contiguous versions, re-runs cleanly against
+its seed, and every server ends with the view that replaying the log gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+
+import grpc
+import pytest
+from arbiter.bubblee.v1 import bubblee_pb2 as bpb
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services import games as registry
+from services.core import log as gamelog
+from tests.conftest import REDIS_URL
+from tests.platform.test_grpc import ADMIN, Client
+
+pytestmark = pytest.mark.skipif(not REDIS_URL, reason="needs ARBITER_TEST_REDIS_URL")
+
+SERVERS = 3
+GAMES = 3
+CLIENTS = 12
+SECONDS = 6.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, ARBITER_REDIS_URL=REDIS_URL, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
+               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_ADMIN_TOKEN=ADMIN,
+               ARBITER_GAMES="bubblee")
+    return subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def wait_ready(client: Client) -> None:
+    for _ in range(200):
+        try:
+            await client.call("/arbiter.v1.Arbiter/Ping", apb.PingRequest(), apb.PingResponse,
+                              timeout=1)
+            return
+        except grpc.aio.AioRpcError:
+            await asyncio.sleep(0.05)
+    raise RuntimeError("server did not start")
+
+
+@pytest.mark.slow
+async def test_processes_racing_on_the_same_games_lose_and_duplicate_nothing() -> None:
+    ports = [free_port() for _ in range(SERVERS)]
+    procs = [start_server(p) for p in ports]
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{p}") for p in ports]
+    clients = [Client(c) for c in channels]
+    try:
+        for c in clients:
+            await wait_ready(c)
+        created = [await clients[0].create() for _ in range(GAMES)]
+        tokens = {g.game_id: {t.seat: t.token for t in g.tokens} for g in created}
+        accepted = 0
+        rng = random.Random(4)
+
+        async def player(n: int) -> None:
+            nonlocal accepted
+            deadline = time.monotonic() + SECONDS
+            k = 0
+            while time.monotonic() < deadline:
+                k += 1
+                client = rng.choice(clients)
+                game_id = rng.choice(list(tokens))
+                view = await client.view(game_id)
+                if view.outcome.reason or not view.to_act:
+                    await asyncio.sleep(0.01)
+                    continue
+                token = tokens[game_id][view.to_act[0]]
+                legal = await client.legal(game_id, token)
+                if not legal.commands:
+                    continue
+                try:
+                    await client.act(game_id, token, rng.choice(list(legal.commands)),
+                                     f"p{n}-{k}")
+                    accepted += 1
+                except grpc.aio.AioRpcError as e:
+                    # Another player moved first: the command no longer fits.
+                    assert e.code() in (grpc.StatusCode.FAILED_PRECONDITION,
+                                        grpc.StatusCode.INVALID_ARGUMENT), e.details()
+
+        await asyncio.gather(*(player(n) for n in range(CLIENTS)))
+        assert accepted > 20
+        game = registry.game("bubblee")
+        for g in created:
+            export = await clients[0].call("/arbiter.v1.Arbiter/ExportLog",
+                                           apb.ExportLogRequest(game_id=g.game_id),
+                                           apb.ExportLogResponse)
+            entries = gamelog.from_json_lines(game, list(export.lines))
+            assert [e.version for e in entries] == list(range(1, len(entries) + 1))
+            ids = [e.command.command_id for e in entries if e.HasField("command")]
+            assert len(ids) == len(set(ids)), "a command was applied twice"
+            verified = await clients[0].call(
+                "/arbiter.v1.Arbiter/VerifyLog", apb.VerifyLogRequest(game_id=g.game_id),
+                apb.VerifyLogResponse, admin=True)
+            assert verified.ok, verified.reason
+            state = game.replay([gamelog.game_event(game, e) for e in entries
+                                 if e.WhichOneof("body") == "event"])
+            expected = game.view(state, None)
+            expected.version = len(entries)
+            for client in clients:
+                assert await client.view(g.game_id) == expected
+    finally:
+        for c in channels:
+            await c.close()
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=10)
+
+
+def test_a_command_sent_twice_to_two_servers_applies_once() -> None:
+    asyncio.run(_twice())
+
+
+async def _twice() -> None:
+    ports = [free_port() for _ in range(2)]
+    procs = [start_server(p) for p in ports]
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{p}") for p in ports]
+    a, b = (Client(c) for c in channels)
+    try:
+        await wait_ready(a)
+        await wait_ready(b)
+        created = await a.create()
+        token, _ = await a.mover(created)
+        command = (await a.legal(created.game_id, token)).commands[0]
+        first, second = await asyncio.gather(
+            a.act(created.game_id, token, command, "same-id"),
+            b.act(created.game_id, token, command, "same-id"))
+        assert first.version == second.version
+        assert [e.SerializeToString() for e in first.events] == [
+            e.SerializeToString() for e in second.events]
+        assert (await b.view(created.game_id)).version == first.version
+        assert isinstance(first, bpb.ActResponse)
+    finally:
+        for c in channels:
+            await c.close()
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
