@@ -1,0 +1,123 @@
+"""The workers inside the server process: read models for ListGames, snapshots for loading,
+in-process projections and deadlines, and where AI turns go (Celery or this event loop).
+
+    ARBITER_PROJECTIONS   inprocess (default): this server also consumes the feeds;
+                          external: separate `arbiter workers projections` processes do;
+                          ListGames then reads what they have written (eventually consistent)
+    ARBITER_DEADLINES     inprocess (default) | external (`arbiter workers deadlines`)
+    ARBITER_SNAPSHOT_EVERY  versions between snapshots (default 200)
+    ARBITER_IDLE_SECONDS  hand an idle human seat to its bot after this long (default 0: never)
+    ARBITER_BROKER_URL    set: AI turns go to Celery (queue `ai`); unset: they run in process
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import weakref
+from typing import Any
+
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core.host import Host
+from services.core.store import MemoryStore
+from services.workers.projections import (
+    InProcessProjections,
+    ProjectionWorker,
+    snapshot_source,
+)
+from services.workers.readmodel import MemoryReadModel, ReadModel, RedisReadModel, status_filter
+
+log = logging.getLogger("arbiter.workers")
+
+
+class PageWindow(list):  # type: ignore[type-arg]
+    """One page of a longer list: slicing at `offset` gives the page, len() the whole count.
+
+    ListGames slices `found[offset : offset + size]` and compares `len(found)`; the read model
+    fetches only the page, so this stands in for the full list.
+    """
+
+    def __init__(self, offset: int, items: list[apb.GameSummary], total: int) -> None:
+        super().__init__(items)
+        self.offset, self.total = offset, total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(iter(self))
+        if isinstance(index, slice):
+            start = (index.start or 0) - self.offset
+            stop = (self.total if index.stop is None else index.stop) - self.offset
+            return items[max(start, 0) : max(stop, 0)]
+        return items[index - self.offset]
+
+
+class Workers:
+    def __init__(self, host: Host, broker_url: str = "", env: dict[str, str] | None = None
+                 ) -> None:
+        env = dict(os.environ if env is None else env)
+        self.host = host
+        self.mode = env.get("ARBITER_PROJECTIONS", "inprocess")
+        self.deadlines_mode = env.get("ARBITER_DEADLINES", "inprocess")
+        self.idle_seconds = float(env.get("ARBITER_IDLE_SECONDS", "0") or 0)
+        snapshot_every = int(env.get("ARBITER_SNAPSHOT_EVERY", "200"))
+        self.rm: ReadModel
+        self.projections: InProcessProjections | ProjectionWorker | None
+        store: Any = host.store
+        if isinstance(store, MemoryStore) or not hasattr(store, "redis"):
+            self.rm = MemoryReadModel()
+            self.projections = InProcessProjections(store, self.rm, host.games, snapshot_every)
+        else:
+            self.rm = RedisReadModel(store.redis)
+            self.projections = (ProjectionWorker(store, self.rm, host.games,
+                                                 snapshot_every=snapshot_every)
+                                if self.mode == "inprocess" else None)
+        host.snapshot_source = snapshot_source(self.rm)
+        if broker_url:
+            from services.workers.tasks import celery_dispatch
+
+            host.ai_dispatch = celery_dispatch(broker_url)
+        self.deadlines: Any = None
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def list_games(self, request: apb.ListGamesRequest) -> list[apb.GameSummary]:
+        from services.core.grpc_api import _page_offset
+
+        if self.projections is not None:
+            await self.projections.catch_up()  # read-your-writes on a single server
+        offset = _page_offset(request.page_token)
+        size = request.page_size or 50
+        items, total = await self.rm.page(request.game, status_filter(request.status),
+                                          request.seat_name, offset, size)
+        return PageWindow(offset, items, total)
+
+    async def start(self) -> None:
+        if self.projections is not None:
+            self._tasks.append(asyncio.create_task(self.projections.run(self._stop)))
+        if self.deadlines is not None and self.deadlines_mode == "inprocess":
+            self._tasks.append(asyncio.create_task(self.deadlines.run(self._stop)))
+
+    async def stop(self) -> None:
+        self._stop.set()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+
+_ATTACHED: weakref.WeakKeyDictionary[Host, Workers] = weakref.WeakKeyDictionary()
+
+
+def attach_workers(host: Host, broker_url: str = "") -> Workers:
+    """Give a server's host its read models, snapshots, projections and AI dispatch."""
+    workers = Workers(host, broker_url)
+    _ATTACHED[host] = workers
+    return workers
+
+
+def workers_of(host: Host) -> Workers:
+    return _ATTACHED[host]

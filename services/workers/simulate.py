@@ -1,0 +1,245 @@
+"""Simulations: many bot-against-bot games on the pure decider, with no store.
+
+Every game is a pure function of (game, bots, options, seed, index): its secret seed is
+sha256("<seed>:<index>"), the decider's randomness is Rng(that seed, version) exactly as the
+server derives it, and each bot draws from Rng("bot:" + that seed, version). So the same seed
+gives the same report however many processes or Celery workers play the games.
+
+Seats rotate: in game i the bot named k-th sits at seat (k + i) mod n, so no bot keeps the
+first move (disable with rotate=False). Win rates are per bot entry ("A,B": entry 0 is A).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from services.core.decider import Game, Rng, RuleError, Seat
+from services.core.metrics import METRICS
+from services.workers import gameset
+from services.workers.projections import event_kind, fmt
+
+MAX_COMMANDS = 20_000
+Progress = Callable[[int, int], None]
+
+
+def wilson(wins: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def game_seed(seed: str, index: int) -> bytes:
+    return hashlib.sha256(f"{seed}:{index}".encode()).digest()
+
+
+def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: Any = None,
+             rotate: bool = True, max_commands: int = MAX_COMMANDS) -> dict[str, Any]:
+    """One game from setup to the end; the result as plain, JSON-ready values."""
+    n = len(bots)
+    shift = index % n if rotate else 0
+    entry_at = [(s + shift) % n for s in range(n)]  # seat -> bot entry
+    secret = game_seed(seed, index)
+    options = options if options is not None else game.pb.Options()
+    seats = [Seat(f"seat{s}", "ai", bots[entry_at[s]]) for s in range(n)]
+    t0 = time.perf_counter()
+    events = game.setup(options, seats, Rng(secret, 0))
+    state = game.replay(events)
+    version = 1 + len(events)  # as stored: GameStarted, then the setup events
+    commands = 0
+    kinds: Counter[str] = Counter()
+    observed: Counter[str] = Counter()
+    error = ""
+    outcome = game.outcome(state)
+    while outcome is None and commands < max_commands:
+        to_act = list(game.to_act(state))
+        if not to_act:
+            error = "nobody may act but the game is not over"
+            break
+        seat = to_act[Rng(b"seat:" + secret, version).below(len(to_act))] if len(
+            to_act) > 1 else to_act[0]
+        view = game.view(state, seat)
+        view.version = version
+        legal = game.legal_actions(state, seat)
+        try:
+            command = game.bots[seats[seat].bot](view, legal, Rng(b"bot:" + secret, version))
+            new = game.decide(state, seat, command, Rng(secret, version))
+        except RuleError as e:
+            error = f"seat {seat} ({seats[seat].bot}): {e.code}: {e.message}"
+            break
+        for event in new:
+            state = game.evolve(state, event)
+            kinds[event_kind(event)] += 1
+            if game.observe is not None:
+                for key, value in game.observe(event).items():
+                    observed[f"{key}:{fmt(value)}"] += 1
+        version += len(new)
+        commands += 1
+        outcome = game.outcome(state)
+    seconds = time.perf_counter() - t0
+    METRICS.simulation_games.labels(game.name).inc()
+    METRICS.simulation_seconds.labels(game.name).observe(seconds)
+    winners = sorted(outcome.winners) if outcome else []
+    return {"index": index, "finished": outcome is not None, "error": error,
+            "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
+            "commands": commands, "events": dict(kinds), "observed": dict(observed),
+            "seconds": seconds}
+
+
+def play_chunk(game_name: str, bots: Sequence[str], seed: str, indexes: Sequence[int],
+               options: bytes = b"", rotate: bool = True) -> list[dict[str, Any]]:
+    """A slice of a simulation (what a process or a Celery `sim` task runs)."""
+    game = gameset.game(game_name)
+    opts = game.pb.Options.FromString(options)
+    return [play_one(game, bots, seed, i, opts, rotate) for i in indexes]
+
+
+@dataclass
+class Plan:
+    game: str
+    games: int
+    bots: list[str]
+    seed: str = "0"
+    options: bytes = b""
+    rotate: bool = True
+    workers: int = 1
+    chunk: int = 0  # games per task; 0: chosen from the number of games and workers
+
+    def chunks(self) -> list[list[int]]:
+        size = self.chunk or max(1, min(200, math.ceil(self.games / (4 * max(1, self.workers)))))
+        return [list(range(i, min(i + size, self.games))) for i in range(0, self.games, size)]
+
+
+def check(plan: Plan) -> Game:
+    game = gameset.game(plan.game)
+    if not game.min_seats <= len(plan.bots) <= game.max_seats:
+        raise ValueError(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
+                         f"give that many bots, not {len(plan.bots)}")
+    unknown = [b for b in plan.bots if b not in game.bots]
+    if unknown:
+        raise ValueError(f"no bot named {', '.join(unknown)}; choose from {sorted(game.bots)}")
+    if plan.games <= 0:
+        raise ValueError("play at least one game")
+    return game
+
+
+def run(plan: Plan, progress: Progress | None = None, broker_url: str = "") -> dict[str, Any]:
+    """Play the plan in this process, in `workers` processes, or on Celery (with a broker)."""
+    game = check(plan)
+    t0 = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    chunks = plan.chunks()
+
+    def done(rows: list[dict[str, Any]]) -> None:
+        results.extend(rows)
+        if progress:
+            progress(len(results), plan.games)
+
+    args = (plan.game, plan.bots, plan.seed)
+    if broker_url:
+        from services.workers.tasks import run_on_celery
+
+        run_on_celery(broker_url, plan, chunks, done)
+    elif plan.workers > 1:
+        with ProcessPoolExecutor(plan.workers) as pool:
+            futures = [pool.submit(play_chunk, *args, c, plan.options, plan.rotate)
+                       for c in chunks]
+            for f in futures:
+                done(f.result())
+    else:
+        for c in chunks:
+            done(play_chunk(*args, c, plan.options, plan.rotate))
+    report = summarise(game, plan, results)
+    seconds = time.perf_counter() - t0
+    report["timing"] = {"seconds": round(seconds, 3),
+                        "games_per_second": round(plan.games / seconds, 1) if seconds else 0.0,
+                        "workers": plan.workers, "celery": bool(broker_url)}
+    return report
+
+
+def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report: deterministic for a seed (everything but "timing")."""
+    results = sorted(results, key=lambda r: r["index"])
+    n = len(results)
+    finished = [r for r in results if r["finished"]]
+    wins = Counter(e for r in finished for e in r["winner_entries"])
+    seat_wins = Counter(s for r in finished for s in r["winner_seats"])
+    lengths = [r["commands"] for r in finished]
+    events: Counter[str] = Counter()
+    observed: dict[str, Counter[str]] = {}
+    for r in results:
+        events.update(r["events"])
+        for key_value, count in r["observed"].items():
+            key, value = key_value.rsplit(":", 1)
+            observed.setdefault(key, Counter())[value] += count
+    bots = []
+    for k, name in enumerate(plan.bots):
+        lo, hi = wilson(wins[k], n)
+        bots.append({"entry": k, "bot": name, "wins": wins[k],
+                     "win_rate": round(wins[k] / n, 4) if n else 0.0,
+                     "ci95": [round(lo, 4), round(hi, 4)]})
+
+    def by_value(c: Counter[str]) -> dict[str, int]:
+        return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
+
+    return {
+        "game": game.name, "games": n, "bots": bots, "seed": plan.seed,
+        "rotate": plan.rotate, "finished": len(finished),
+        "unfinished": n - len(finished),
+        "errors": [f"game {r['index']}: {r['error']}" for r in results if r["error"]][:20],
+        "draws": sum(1 for r in finished if not r["winner_seats"]),
+        "seat_wins": [seat_wins[s] for s in range(len(plan.bots))],
+        "length": {"mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
+                   "min": min(lengths, default=0), "max": max(lengths, default=0)},
+        "events": dict(sorted(events.items())),
+        "observed": {k: by_value(v) for k, v in sorted(observed.items())},
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text for the terminal."""
+    lines = [f"{report['game']}: {report['games']} games, seed {report['seed']}"
+             f"{' (seats rotate)' if report['rotate'] else ''}"]
+    for b in report["bots"]:
+        lo, hi = b["ci95"]
+        lines.append(f"  {b['bot']:<12} (entry {b['entry']}) wins {b['wins']:>6}  "
+                     f"{100 * b['win_rate']:5.1f}%  95% CI [{100 * lo:5.1f}%, {100 * hi:5.1f}%]")
+    lines.append(f"  draws/no winner {report['draws']}, unfinished {report['unfinished']}")
+    ln = report["length"]
+    lines.append(f"  length (commands): mean {ln['mean']}, min {ln['min']}, max {ln['max']}")
+    for key, hist in report["observed"].items():
+        total = sum(hist.values()) or 1
+        lines.append(f"  {key} histogram:")
+        for value, count in hist.items():
+            bar = "#" * max(1, round(40 * count / total)) if count else ""
+            lines.append(f"    {value:>6}: {count:>8}  {bar}")
+    if report["events"]:
+        lines.append("  events: " + ", ".join(f"{k} {v}" for k, v in report["events"].items()))
+    for e in report["errors"]:
+        lines.append(f"  error: {e}")
+    t = report.get("timing")
+    if t:
+        lines.append(f"  {t['seconds']} s, {t['games_per_second']} games/s")
+    return "\n".join(lines)
+
+
+def progress_bar(stream: Any, width: int = 30) -> Progress:
+    def show(done: int, total: int) -> None:
+        filled = width * done // total
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} games")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+
+    return show

@@ -1,0 +1,144 @@
+"""Celery tasks: AI turns (queue `ai`) and slices of simulations (queue `sim`).
+
+An AI turn runs `Host.play_ai_turn`, the same code the server runs in process without a
+broker: it loads the game, gives the seat's bot that seat's view and legal commands only,
+and submits the command through the ordinary command path with command id
+ai:<game>:<version>:<seat> and the expected version. A redelivered task (its worker died
+before acknowledging) finds the command id already applied, or the game moved on, and does
+nothing.
+
+The worker's host reads the event store named by ARBITER_REDIS_URL (never the broker's
+database) and starts long games from their snapshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import Any
+
+from services.core.host import AiDispatch, Host
+from services.core.store import StoreUnavailable
+from services.workers import gameset
+from services.workers.celery_app import app, make_app
+from services.workers.simulate import Plan, play_chunk
+
+log = logging.getLogger("arbiter.tasks")
+
+_loop: asyncio.AbstractEventLoop | None = None
+_host: Host | None = None
+_pid = 0
+
+
+def _run(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine on this worker process's own event loop (made after the fork)."""
+    global _loop
+    if _loop is None or _pid != os.getpid():
+        _reset()
+    assert _loop is not None
+    return _loop.run_until_complete(coro)
+
+
+def _reset() -> None:
+    global _loop, _host, _pid
+    _loop = asyncio.new_event_loop()
+    _host = None
+    _pid = os.getpid()
+
+
+def worker_host() -> Host:
+    """This worker process's host on the event store (made on first use)."""
+    global _host
+    if _host is None:
+        from services.core.redis_store import RedisStore
+        from services.workers.projections import snapshot_source
+        from services.workers.readmodel import RedisReadModel
+
+        url = os.environ.get("ARBITER_REDIS_URL", "")
+        if not url:
+            raise RuntimeError("an AI worker needs ARBITER_REDIS_URL (the event store)")
+        store = RedisStore(url)
+        # The admin token lets this host act for AI seats; any value works in-process.
+        host = Host(store, gameset.all_games(),
+                    os.environ.get("ARBITER_ADMIN_TOKEN") or secrets.token_hex(16))
+        host.snapshot_source = snapshot_source(RedisReadModel(store.redis))
+        # The next AI seat (AI against AI) is queued too, never played inline.
+        host.ai_dispatch = celery_dispatch("", app)
+        _host = host
+    return _host
+
+
+@app.task(name="arbiter.ai_turn", bind=True, acks_late=True, max_retries=20)
+def ai_turn(self: Any, game_id: str, version: int, seat: int) -> bool:
+    """Play the AI seat's turn if the game is still where the task found it."""
+    t0 = time.perf_counter()
+    try:
+        played = bool(_run(worker_host().play_ai_turn(game_id, version, seat)))
+    except StoreUnavailable as e:
+        raise self.retry(exc=e, countdown=1) from e
+    log.info("ai turn %s v%s seat %s: %s in %.1f ms", game_id, version, seat,
+             "played" if played else "nothing to do", 1000 * (time.perf_counter() - t0))
+    return played
+
+
+@app.task(name="arbiter.simulate_chunk", acks_late=True)
+def simulate_chunk(game: str, bots: list[str], seed: str, indexes: list[int],
+                   options_hex: str = "", rotate: bool = True) -> list[dict[str, Any]]:
+    return play_chunk(game, bots, seed, indexes, bytes.fromhex(options_hex), rotate)
+
+
+# ---- the sending side -----------------------------------------------------------------------
+
+
+def celery_dispatch(broker_url: str, celery_app: Any = None) -> AiDispatch:
+    """An `AiDispatch` that queues the turn on `ai` instead of playing it in this process."""
+    sender = celery_app or make_app(broker_url)
+
+    def send(game_id: str, version: int, seat: int) -> None:
+        try:
+            sender.send_task("arbiter.ai_turn", args=[game_id, version, seat], queue="ai")
+        except Exception:  # noqa: BLE001 - the broker is down: the turn waits for a retry
+            log.exception("could not queue the AI turn of %s v%s seat %s", game_id, version,
+                          seat)
+
+    def dispatch(host: Host, game_id: str, version: int, seat: int) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            send(game_id, version, seat)
+            return
+        if loop is _loop:  # inside a Celery worker: sending inline is fine (no server)
+            send(game_id, version, seat)
+        else:  # in the server: keep the broker round trip off the event loop
+            loop.run_in_executor(None, partial(send, game_id, version, seat))
+
+    return dispatch
+
+
+def run_on_celery(broker_url: str, plan: Plan, chunks: list[list[int]],
+                  done: Callable[[list[dict[str, Any]]], None], timeout: float = 3600) -> None:
+    """Send a simulation's slices to the `sim` queue and collect them as they finish."""
+    sender = make_app(broker_url)
+    pending = [sender.send_task("arbiter.simulate_chunk",
+                                args=[plan.game, plan.bots, plan.seed, c, plan.options.hex(),
+                                      plan.rotate], queue="sim")
+               for c in chunks]
+    deadline = time.monotonic() + timeout
+    while pending:
+        still = []
+        for result in pending:
+            if result.ready():
+                done(result.get(disable_sync_subtasks=False))
+                result.forget()
+            else:
+                still.append(result)
+        pending = still
+        if pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} simulation tasks did not finish in time")
+            time.sleep(0.02)

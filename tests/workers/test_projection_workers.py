@@ -1,0 +1,256 @@
+"""The Redis projection workers: consumer groups, acknowledgement after the write, reclaiming
+what a dead consumer left, the lag metric; and a rebuild that equals the incremental build."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core.host import Host
+from services.core.store import MemoryStore, Store
+from services.workers.projections import (
+    InProcessProjections,
+    ProjectionWorker,
+    Projector,
+    rebuild,
+)
+from services.workers.readmodel import MemoryReadModel, RedisReadModel
+from tests.conftest import REDIS_URL, needs_redis
+from tests.workers.conftest import ROOT, TOY, play_random
+
+GAMES = {"toy": TOY}
+
+
+def unique() -> tuple[str, str]:
+    tag = uuid.uuid4().hex[:8]
+    return f"test-{tag}", f"arbiter:{{rm-{tag}}}"
+
+
+async def pending(worker: ProjectionWorker) -> int:
+    total = 0
+    for feed in worker.feeds:
+        info = await worker.redis.xpending(feed, worker.group)
+        total += int(info["pending"])
+    return total
+
+
+async def expected_summaries(host: Host, ids: list[str]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for game_id in ids:
+        loaded = await host.load(game_id, fresh=True)
+        out[game_id] = (loaded.version, apb.FINISHED if loaded.finished else apb.ACTIVE)
+    return out
+
+
+async def listed(rm: RedisReadModel | MemoryReadModel, ids: list[str]
+                 ) -> dict[str, tuple[int, int]]:
+    page, _ = await rm.page("toy", "", "", 0, 100_000)
+    return {s.game_id: (s.version, s.status) for s in page if s.game_id in ids}
+
+
+@needs_redis
+async def test_a_worker_projects_every_game_then_acknowledges() -> None:
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    host = Host(store, GAMES)
+    ids = [await play_random(host, TOY, seed=s, stop_at=None if s % 2 else 4) for s in range(4)]
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    assert await worker.catch_up() > 0
+    assert await listed(rm, ids) == await expected_summaries(host, ids)
+    assert await pending(worker) == 0
+    lags = await worker.report_lag()
+    assert all(v == 0 for v in lags.values())
+    await store.close()
+    await rm.close()
+
+
+@needs_redis
+async def test_the_lag_metric_counts_entries_not_yet_acknowledged() -> None:
+    from services.core.metrics import METRICS
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    await worker.setup()
+    await worker.catch_up()
+    host = Host(store, GAMES)
+    await play_random(host, TOY, seed=1, stop_at=5)
+    lags = await worker.report_lag()
+    assert sum(lags.values()) >= 2
+    p = next(p for p, v in lags.items() if v)
+    assert METRICS.projection_lag.labels(group, str(p))._value.get() == lags[p]
+    await worker.catch_up()
+    assert sum((await worker.report_lag()).values()) == 0
+    await store.close()
+    await rm.close()
+
+
+@needs_redis
+async def test_a_worker_killed_mid_batch_loses_nothing() -> None:
+    """Worker A reads a batch and dies before acknowledging; B reclaims it and projects it."""
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    dead = ProjectionWorker(store, rm, GAMES, group=group, consumer="dead", count=1000)
+    await dead.setup()
+    await dead.catch_up()  # start from a clean group position
+    host = Host(store, GAMES)
+    ids = [await play_random(host, TOY, seed=s) for s in range(3)]
+    read = await dead.read_new()  # delivered to "dead", never acknowledged
+    assert sum(len(rows) for _, rows in read) > 0
+    assert await pending(dead) > 0
+    assert await listed(rm, ids) == {}
+    survivor = ProjectionWorker(store, rm, GAMES, group=group, consumer="alive",
+                                min_idle_ms=50)
+    await asyncio.sleep(0.1)
+    await survivor.step(None, reclaim=True)
+    assert await pending(survivor) == 0
+    assert await listed(rm, ids) == await expected_summaries(host, ids)
+    stats = await rm.stats("toy")
+    assert stats["finished"] >= 3
+    await store.close()
+    await rm.close()
+
+
+KILLED_WORKER = """
+import asyncio, os, signal, sys
+sys.path.insert(0, {root!r})
+from services.core.redis_store import RedisStore
+from services.workers.projections import ProjectionWorker
+from services.workers.readmodel import RedisReadModel
+from tests.workers.toygame import GAME
+
+async def main():
+    store = RedisStore({url!r})
+    worker = ProjectionWorker(store, RedisReadModel({url!r}, {prefix!r}), {{"toy": GAME}},
+                              group={group!r}, consumer="doomed", count=1000)
+    read = await worker.read_new()
+    print(sum(len(rows) for _, rows in read), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # die mid-batch: read, nothing written or acked
+
+asyncio.run(main())
+"""
+
+
+@needs_redis
+async def test_a_worker_process_killed_mid_batch_is_taken_over() -> None:
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    survivor = ProjectionWorker(store, rm, GAMES, group=group, consumer="alive", min_idle_ms=200)
+    await survivor.setup()
+    await survivor.catch_up()
+    host = Host(store, GAMES)
+    ids = [await play_random(host, TOY, seed=s) for s in range(3)]
+    script = KILLED_WORKER.format(root=ROOT, url=REDIS_URL, prefix=prefix, group=group)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=subprocess.PIPE, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT})
+    out, _ = await proc.communicate()
+    assert proc.returncode == -9 and int(out.split()[0]) > 0
+    assert await pending(survivor) > 0 and await listed(rm, ids) == {}
+    await asyncio.sleep(0.25)
+    await survivor.step(None, reclaim=True)
+    assert await pending(survivor) == 0
+    assert await listed(rm, ids) == await expected_summaries(host, ids)
+    await store.close()
+    await rm.close()
+
+
+@needs_redis
+async def test_two_workers_racing_on_one_feed_count_every_event_once() -> None:
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    a = ProjectionWorker(store, rm, GAMES, group=group, consumer="a", count=2)
+    b = ProjectionWorker(store, rm, GAMES, group=group, consumer="b", count=2)
+    await a.setup()
+    await a.catch_up()
+    before = await rm.stats("toy")
+    host = Host(store, GAMES)
+    for s in range(4):
+        await play_random(host, TOY, seed=s)
+    await asyncio.gather(a.catch_up(), b.catch_up())
+    after = await rm.stats("toy")
+    added = {k: after[k] - before.get(k, 0) for k in after}
+    assert added["finished"] == 4 and added["started"] == 4
+    assert added["event:took"] == added["length_sum"]
+    await store.close()
+    await rm.close()
+
+
+async def rebuild_equals_incremental(store: Store, rm: RedisReadModel | MemoryReadModel,
+                                     build_incrementally: object) -> None:
+    host = Host(store, GAMES)
+    for s in range(5):
+        await play_random(host, TOY, seed=s, stop_at=None if s != 2 else 6,
+                          options=TOY.pb.Options(pile=30 + s), names=[f"a{s % 2}", "b"])
+        await build_incrementally()  # type: ignore[operator]
+    incremental = await rm.dump()
+    assert incremental
+    await rebuild(store, rm, GAMES, snapshot_every=7)
+    assert await rm.dump() == incremental
+
+
+async def test_rebuild_equals_the_incremental_build_embedded() -> None:
+    store, rm = MemoryStore(), MemoryReadModel()
+    projections = InProcessProjections(store, rm, GAMES, snapshot_every=7)
+    await rebuild_equals_incremental(store, rm, projections.catch_up)
+
+
+@needs_redis
+async def test_rebuild_equals_the_incremental_build_redis() -> None:
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group, snapshot_every=7)
+    await rebuild_equals_incremental(store, rm, worker.catch_up)
+    await store.close()
+    await rm.close()
+
+
+async def test_a_rebuild_while_a_worker_runs_still_counts_each_event_once() -> None:
+    store, rm = MemoryStore(), MemoryReadModel()
+    host = Host(store, GAMES)
+    projections = InProcessProjections(store, rm, GAMES)
+    for s in range(3):
+        await play_random(host, TOY, seed=s)
+    await projections.catch_up()
+    # The live projector's cache is ahead of the dropped read model: it must notice the gap.
+    await rebuild(store, rm, GAMES)
+    await play_random(host, TOY, seed=9)
+    await projections.catch_up()
+    assert (await rm.stats("toy"))["finished"] == 4
+    assert await Projector(store, rm, GAMES).project(
+        (await store.game_ids())[0]) in {"current", "ok"}
+
+
+@pytest.mark.parametrize("n", [1])
+def test_unknown_streams_in_the_feed_are_skipped(n: int) -> None:
+    async def go() -> None:
+        store, rm = MemoryStore(), MemoryReadModel()
+        await store.append("not-a-game", [b"junk"], 0)
+        projections = InProcessProjections(store, rm, GAMES)
+        assert await projections.catch_up() == n
+        assert await rm.dump() == {}
+
+    asyncio.run(go())

@@ -1,0 +1,136 @@
+"""Projections: summaries, the game list, statistics and snapshots, built from the feeds."""
+
+from __future__ import annotations
+
+import pickle
+
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core.decider import Game
+from services.core.host import Host
+from services.core.store import MemoryStore, Store
+from services.workers.projections import InProcessProjections, Projector, snapshot_source
+from services.workers.readmodel import MemoryReadModel, Update, fingerprint
+from tests.workers.conftest import TOY, play_random
+
+
+async def test_a_finished_game_is_summarised_with_its_result(any_store: Store) -> None:
+    games = {"toy": TOY}
+    host, rm = Host(any_store, games), MemoryReadModel()
+    game_id = await play_random(host, TOY, names=["ann", "bob"])
+    projector = Projector(any_store, rm, games)
+    assert await projector.project(game_id) == "ok"
+    [summary], total = await rm.page("toy", "finished", "ann", 0, 10)
+    loaded = await host.load(game_id)
+    assert total == 1 and summary.game_id == game_id and summary.status == apb.FINISHED
+    assert summary.version == loaded.version and list(summary.to_act) == []
+    assert list(summary.outcome.winners) == list(TOY.outcome(loaded.state).winners)
+    assert [s.name for s in summary.seats] == ["ann", "bob"]
+
+
+async def test_projecting_again_changes_nothing() -> None:
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    game_id = await play_random(host, TOY)
+    assert await Projector(store, rm, games).project(game_id) == "ok"
+    before = await rm.dump()
+    # A second projector (another worker, a redelivery) finds nothing left to count.
+    assert await Projector(store, rm, games).project(game_id) == "current"
+    assert await rm.dump() == before
+
+
+async def test_a_stale_write_is_ignored_and_a_gap_is_refused() -> None:
+    rm = MemoryReadModel()
+    summary = apb.GameSummary(game_id="g", game="toy").SerializeToString()
+    u = Update("g", "toy", 0, 5, 1, "active", ["a"], summary, {"started": 1})
+    assert await rm.apply(u) == ("ok", 5)
+    assert await rm.apply(u) == ("stale", 5)
+    u2 = Update("g", "toy", 3, 8, 1, "active", ["a"], summary, {"started": 1})
+    assert await rm.apply(u2) == ("gap", 5)
+    assert (await rm.stats("toy"))["started"] == 1
+
+
+async def test_statistics_count_results_lengths_event_kinds_and_observations() -> None:
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    projections = InProcessProjections(store, rm, games)
+    for seed in range(6):
+        await play_random(host, TOY, seed=seed)
+        await projections.catch_up()
+    stats = await rm.stats("toy")
+    assert stats["started"] == 6 and stats["finished"] == 6
+    assert stats["lineup|default|human,human|games"] == 6
+    wins = sum(v for k, v in stats.items() if k.startswith("lineup|") and "|win:" in k)
+    assert wins == 6
+    takes = sum(v for k, v in stats.items() if k.startswith("obs:take:"))
+    assert takes == stats["event:took"] == stats["length_sum"]
+    assert sum(v for k, v in stats.items() if k.startswith("length:")) == 6
+
+
+async def test_the_game_list_filters_by_game_status_and_seat_and_pages() -> None:
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    projections = InProcessProjections(store, rm, games)
+    done = [await play_random(host, TOY, seed=s, names=["ann", f"x{s}"]) for s in range(3)]
+    running = [await play_random(host, TOY, seed=s, stop_at=3, names=["bob", "ann"])
+               for s in range(2)]
+    await projections.catch_up()
+    _, total = await rm.page("", "", "", 0, 100)
+    assert total == 5
+    page, total = await rm.page("toy", "active", "", 0, 100)
+    assert total == 2 and {s.game_id for s in page} == set(running)
+    page, total = await rm.page("", "finished", "ann", 0, 2)
+    assert total == 3 and len(page) == 2
+    rest, _ = await rm.page("", "finished", "ann", 2, 2)
+    assert {s.game_id for s in page + rest} == set(done)
+    page, total = await rm.page("", "", "bob", 0, 10)
+    assert total == 2 and all(s.status == apb.ACTIVE for s in page)
+
+
+async def test_snapshots_are_taken_every_n_versions_and_hold_the_state() -> None:
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    game_id = await play_random(host, TOY, options=TOY.pb.Options(pile=40))
+    await Projector(store, rm, games, snapshot_every=5).project(game_id)
+    snap = await rm.snapshot(game_id)
+    loaded = await host.load(game_id)
+    assert snap is not None and snap.fingerprint == fingerprint(TOY)
+    assert loaded.version - 5 <= snap.version <= loaded.version
+    data = pickle.loads(snap.state)
+    entries = await store.read(game_id)
+    from services.core import log as gamelog
+
+    events = [gamelog.game_event(TOY, e) for e in gamelog.decode(entries[: snap.version])
+              if e.WhichOneof("body") == "event"]
+    assert data["state"] == TOY.replay(events)
+
+
+async def test_a_snapshot_load_equals_a_full_replay(any_store: Store) -> None:
+    games: dict[str, Game] = {"toy": TOY}
+    host, rm = Host(any_store, games, admin_token="adm"), MemoryReadModel()
+    game_id = await play_random(host, TOY, stop_at=25, options=TOY.pb.Options(pile=90))
+    await Projector(any_store, rm, games, snapshot_every=10).project(game_id)
+    await play_random_more(host, game_id, 6)
+    snap = await rm.snapshot(game_id)
+    assert snap is not None and 10 <= snap.version < (await any_store.version(game_id))
+    fresh = Host(any_store, games)
+    fresh.snapshot_source = snapshot_source(rm)  # type: ignore[attr-defined]
+    from_snapshot = await fresh.load(game_id)
+    full = await Host(any_store, games).load(game_id)
+    assert from_snapshot.state == full.state and from_snapshot.version == full.version
+    assert from_snapshot.finished == full.finished
+
+
+async def play_random_more(host: Host, game_id: str, n: int) -> None:
+    from services.core.decider import Rng
+    from services.core.host import Caller
+
+    loaded = await host.load(game_id, fresh=True)
+    rng = Rng.for_test(99)
+    for _ in range(n):
+        if loaded.finished:
+            return
+        seat = loaded.game.to_act(loaded.state)[0]
+        command = rng.choice(loaded.game.legal_actions(loaded.state, seat))
+        await host.act(game_id, Caller(admin_token="adm", seat=seat), command, "", None)
+        loaded = await host.load(game_id, fresh=True)

@@ -1,0 +1,116 @@
+"""The server's hooks into the workers: ListGames from the read model, loads from snapshots,
+and the existing replay-to-a-version and fork RPCs."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+import pytest_asyncio
+from arbiter.v1 import arbiter_pb2 as apb
+from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
+
+from services.core.host import Host
+from services.core.server import Config, build
+from services.core.store import MemoryStore, Store
+from services.workers.runtime import PageWindow, workers_of
+from tests.conftest import REDIS_URL
+from tests.workers.conftest import TOY, play_random
+
+ADMIN = "admin-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest_asyncio.fixture(params=["memory", "redis"])
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Host, Store]]:
+    if request.param == "redis":
+        if not REDIS_URL:
+            pytest.skip("needs ARBITER_TEST_REDIS_URL")
+        from services.core.redis_store import RedisStore
+
+        store: Store = RedisStore(REDIS_URL)
+    else:
+        store = MemoryStore()
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
+    server, host, port = build(config, {"toy": TOY}, store)
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield apb_grpc.ArbiterStub(channel), host, store
+    await server.stop(None)
+    await store.close()
+
+
+def test_a_page_window_slices_like_the_full_list() -> None:
+    items = [apb.GameSummary(game_id=str(i)) for i in (4, 5, 6)]
+    window = PageWindow(4, items, 10)
+    assert len(window) == 10 and window[4:7] == items and window[5:6] == items[1:2]
+
+
+async def test_list_games_reads_the_read_model_filters_and_pages(served: Any) -> None:
+    stub, host, _ = served
+    seat = f"ann-{id(host)}"
+    done = [await play_random(host, TOY, seed=s, names=[seat, "x"]) for s in range(3)]
+    running = await play_random(host, TOY, seed=7, stop_at=3, names=["y", seat])
+    reply = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=2))
+    assert len(reply.games) == 2 and reply.next_page_token
+    more = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=2,
+                                                     page_token=reply.next_page_token))
+    assert len(more.games) == 2 and not more.next_page_token
+    everything = {g.game_id: g for g in [*reply.games, *more.games]}
+    assert set(everything) == {*done, running}
+    version = (await host.load(running)).version
+    assert everything[running].status == apb.ACTIVE and everything[running].version == version
+    finished = await stub.ListGames(apb.ListGamesRequest(
+        game="toy", status=apb.FINISHED, seat_name=seat))
+    assert {g.game_id for g in finished.games} == set(done)
+    assert all(g.outcome.winners for g in finished.games)
+    # The newest game comes first.
+    created = [g.created_unix_ms for g in [*reply.games, *more.games]]
+    assert created == sorted(created, reverse=True)
+
+
+async def test_a_server_loads_a_long_game_from_its_snapshot(served: Any) -> None:
+    stub, host, store = served
+    game_id = await play_random(host, TOY, stop_at=30, options=TOY.pb.Options(pile=200))
+    workers = workers_of(host)
+    workers.projections.projector.snapshot_every = 10  # type: ignore[union-attr]
+    await stub.ListGames(apb.ListGamesRequest())  # the projections catch up
+    snap = await workers.rm.snapshot(game_id)
+    assert snap is not None and snap.version >= 20
+    fresh = Host(store, {"toy": TOY})
+    fresh.snapshot_source = host.snapshot_source
+    loaded = await fresh.load(game_id)
+    full = await Host(store, {"toy": TOY}).load(game_id)
+    assert (loaded.state, loaded.version) == (full.state, full.version)
+
+
+async def test_replay_shows_the_game_at_any_version(served: Any) -> None:
+    stub, host, _ = served
+    game_id = await play_random(host, TOY, seed=3)
+    loaded = await host.load(game_id)
+    for version in (2, 5, loaded.version):
+        reply = await stub.Replay(apb.ReplayRequest(game_id=game_id, version=version))
+        view = TOY.pb.View()
+        assert reply.view.Unpack(view)
+        _, state, _ = await host.replay_to(game_id, version)
+        assert reply.version == version and view.pile == state.pile
+
+
+async def test_a_fork_continues_from_the_parent_at_that_version(served: Any) -> None:
+    stub, host, _ = served
+    game_id = await play_random(host, TOY, seed=4)
+    created = await stub.ForkGame(apb.ForkGameRequest(game_id=game_id, version=4))
+    fork = await host.load(created.game_id)
+    _, state, _ = await host.replay_to(game_id, 4)
+    assert fork.state == state and not fork.finished and len(created.tokens) == 2
+    listed = await stub.ListGames(apb.ListGamesRequest(game="toy", status=apb.ACTIVE))
+    assert [g.forked_from for g in listed.games if g.game_id == created.game_id] == [
+        f"{game_id}@4"]
