@@ -76,8 +76,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def timed_loop(clients: int, step: Callable[[int], Awaitable[None]]) -> dict[str, float]:
-    """Run `clients` loops of `step` for SECONDS; latencies of every step, and throughput."""
+async def timed_loop(clients: int, step: Callable[[int], Awaitable[Any]],
+                     untimed: Callable[[int], Awaitable[None]] | None = None
+                     ) -> dict[str, float]:
+    """Run `clients` loops of `step` (then `untimed`) for SECONDS: step latencies, step rate."""
     latencies: list[float] = []
     stop = time.perf_counter() + SECONDS
 
@@ -86,6 +88,8 @@ async def timed_loop(clients: int, step: Callable[[int], Awaitable[None]]) -> di
             t0 = time.perf_counter()
             await step(n)
             latencies.append(time.perf_counter() - t0)
+            if untimed is not None:
+                await untimed(n)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(loop(n) for n in range(clients)))
@@ -146,7 +150,9 @@ class Player:
 async def bench_server(redis_url: str) -> dict[str, Any]:
     port = free_port()
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
-               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee")
+               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee",
+               # As deployed: projection workers run in their own processes.
+               ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
     server = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out: dict[str, Any] = {}
@@ -164,61 +170,57 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
                 except grpc.aio.AioRpcError:
                     await asyncio.sleep(0.05)
             for clients in (1, 32):
-                players = [Player(channel, n) for n in range(clients)]
-                for p in players:
-                    await p.prepare()
-
-                # Choosing the next command is client work: keep it out of the Act timing.
-                latencies: list[float] = []
-                stop = time.perf_counter() + SECONDS
-
-                async def loop(n: int) -> None:
-                    p = players[n]
-                    while time.perf_counter() < stop:
-                        t0 = time.perf_counter()
-                        await p.act()
-                        t1 = time.perf_counter()
-                        latencies.append(t1 - t0)
-                        await p.prepare()
-
-                t0 = time.perf_counter()
-                await asyncio.gather(*(loop(n) for n in range(clients)))
-                elapsed = time.perf_counter() - t0
-                out[f"act_{clients}"] = {
-                    "act_per_s": round(len(latencies) / elapsed),
-                    "act_p50_ms": round(percentile(latencies, 0.5) * 1000, 3),
-                    "act_p99_ms": round(percentile(latencies, 0.99) * 1000, 3)}
-
-                noop = await timed_loop(clients, lambda n: ping(apb.PingRequest()))
-                out[f"noop_{clients}"] = {"noop_per_s": round(noop["per_s"]),
-                                          "noop_p99_ms": round(noop["p99_ms"], 3)}
-
-                versions = [0] * clients
-                payload = [b"x" * 60] * 4  # a typical Act batch: four small entries
-
-                async def floor_step(n: int) -> None:
-                    key = f"bench-floor-{os.getpid()}-{clients}-{n}"
-                    keys = [f"{{{key}}}:log", f"{{{key}}}:cmd", f"{{{key}}}:meta",
-                            f"{{{key}}}:feed"]
-                    await append(keys=keys, args=[versions[n], f"c{versions[n]}", key,
-                                                  len(payload), *payload])
-                    versions[n] += len(payload)
-
-                floor = await timed_loop(clients, floor_step)
-                out[f"floor_{clients}"] = {"floor_append_per_s": round(floor["per_s"]),
-                                           "floor_append_p99_ms": round(floor["p99_ms"], 3)}
-                a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
-                out[f"ratios_{clients}"] = {
-                    "act_vs_floor_throughput": round(a["act_per_s"] / f["floor_append_per_s"], 3),
-                    "act_vs_floor_p99": round(a["act_p99_ms"] / f["floor_append_p99_ms"], 3),
-                    "act_vs_noop_throughput": round(
-                        a["act_per_s"] / out[f"noop_{clients}"]["noop_per_s"], 3)}
+                out.update(await measure(channel, ping, append, clients))
     finally:
         server.terminate()
         server.wait(timeout=10)
         async for key in redis.scan_iter(match=f"{{bench-floor-{os.getpid()}-*"):
             await redis.delete(key)
         await redis.aclose()
+    return out
+
+
+async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, clients: int
+                  ) -> dict[str, Any]:
+    """Act, the no-op RPC and the bare append, each at `clients` concurrent clients."""
+    out: dict[str, Any] = {}
+    players = [Player(channel, n) for n in range(clients)]
+    for p in players:
+        await p.prepare()
+
+    async def act(n: int) -> None:
+        await players[n].act()
+
+    # Choosing the next command is client work: keep it out of the Act timing.
+    async def after_act(n: int) -> None:
+        await players[n].prepare()
+
+    act_figures = await timed_loop(clients, act, after_act)
+    out[f"act_{clients}"] = {"act_per_s": round(act_figures["per_s"]),
+                             "act_p50_ms": round(act_figures["p50_ms"], 3),
+                             "act_p99_ms": round(act_figures["p99_ms"], 3)}
+    noop = await timed_loop(clients, lambda n: ping(apb.PingRequest()))
+    out[f"noop_{clients}"] = {"noop_per_s": round(noop["per_s"]),
+                              "noop_p99_ms": round(noop["p99_ms"], 3)}
+    versions = [0] * clients
+    payload = [b"x" * 60] * 4  # a typical Act batch: four small entries
+
+    async def floor_step(n: int) -> None:
+        key = f"bench-floor-{os.getpid()}-{clients}-{n}"
+        keys = [f"{{{key}}}:log", f"{{{key}}}:cmd", f"{{{key}}}:meta", f"{{{key}}}:feed"]
+        await append(keys=keys, args=[versions[n], f"c{versions[n]}", key, len(payload),
+                                      *payload])
+        versions[n] += len(payload)
+
+    floor = await timed_loop(clients, floor_step)
+    out[f"floor_{clients}"] = {"floor_append_per_s": round(floor["per_s"]),
+                               "floor_append_p99_ms": round(floor["p99_ms"], 3)}
+    a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
+    out[f"ratios_{clients}"] = {
+        "act_vs_floor_throughput": round(a["act_per_s"] / f["floor_append_per_s"], 3),
+        "act_vs_floor_p99": round(a["act_p99_ms"] / f["floor_append_p99_ms"], 3),
+        "act_vs_noop_throughput": round(a["act_per_s"] / out[f"noop_{clients}"]["noop_per_s"],
+                                        3)}
     return out
 
 

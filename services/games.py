@@ -9,6 +9,9 @@ from services.core.decider import Game
 
 GAME_MODULES = {
     "bubblee": "services.bubblee",
+    "bubble_shadow": "services.bubble_shadow",
+    "moody_bear": "services.moody_bear",
+    "shadow_council": "services.shadow_council",
 }
 
 

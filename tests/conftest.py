@@ -29,6 +29,7 @@ async def store(request: pytest.FixtureRequest, tmp_path) -> AsyncIterator[Store
             pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
         from services.core.redis_store import RedisStore
 
-        s = RedisStore(REDIS_URL)
+        # A database of its own: these tests write raw entries that no game could read.
+        s = RedisStore(REDIS_URL.rsplit("/", 1)[0] + "/3")
     yield s
     await s.close()

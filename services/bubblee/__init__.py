@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2
+
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import observe

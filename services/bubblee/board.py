@@ -10,7 +10,7 @@ These functions know nothing of turns or players; the rules and the bots both us
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 WIDTH = 5
 HEIGHT = 4  # rows of a planet
@@ -34,16 +34,14 @@ def bit(column: int, row: int) -> int:
     return 1 << (row * WIDTH + column)
 
 
-def _cells_where(pred: object) -> int:
-    return sum(bit(c, r) for r in range(GRID_ROWS) for c in range(WIDTH) if pred(c, r))  # type: ignore[operator]
+def _cells_where(pred: Callable[[int, int], bool]) -> int:
+    return sum(bit(c, r) for r in range(GRID_ROWS) for c in range(WIDTH) if pred(c, r))
 
 
 NOT_COLUMN_0 = _cells_where(lambda c, r: c != 0)
 NOT_COLUMN_4 = _cells_where(lambda c, r: c != WIDTH - 1)
 ROW_TRIPLE_START = _cells_where(lambda c, r: c <= WIDTH - 3)  # a row line can start here
-COLUMN_MASKS = tuple(_cells_where(lambda c, r, k=k: c == k) for k in range(WIDTH))
-ROW_MASKS = tuple(_cells_where(lambda c, r, k=k: r == k) for k in range(GRID_ROWS))
-COLUMN_0 = COLUMN_MASKS[0]
+COLUMN_0 = _cells_where(lambda c, r: c == 0)  # shifted left by k: column k
 
 Masks = tuple[int, int, int, int, int, int]
 EMPTY: Masks = (0, 0, 0, 0, 0, 0)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
-from services.bubblee.board import HEIGHT, LINE_COLOURS, NOT_COLUMN_4, WIDTH
+from services.bubblee.board import BLUE, HEIGHT, LINE_COLOURS, NOT_COLUMN_4, PURPLE, RED, WIDTH
 from services.core.decider import Bot, Rng, RuleError
 
 
@@ -33,16 +34,21 @@ FULL = 12.0  # per full column
 SWAP_COST = 0.01  # prefer not swapping on ties
 
 
+def pairs(masks: Sequence[int]) -> int:
+    """Same-coloured orthogonal neighbours: lines half made."""
+    count = 0
+    for colour in LINE_COLOURS:
+        m = masks[colour - 1]
+        count += (m & (m >> 1) & NOT_COLUMN_4).bit_count() + (m & (m >> WIDTH)).bit_count()
+    return count
+
+
 def planet_value(masks: Sequence[int]) -> float:
     """How good a planet is to own: pairs waiting for a third, few tall columns."""
     hs = board.heights(masks)
     danger = sum((h - 2) ** 2 for h in hs if h > 2)
     full = sum(1 for h in hs if h >= HEIGHT)
-    pairs = 0
-    for colour in LINE_COLOURS:
-        m = masks[colour - 1]
-        pairs += (m & (m >> 1) & NOT_COLUMN_4).bit_count() + (m & (m >> WIDTH)).bit_count()
-    return PAIR * pairs - DANGER * danger - FULL * full
+    return PAIR * pairs(masks) - DANGER * danger - FULL * full
 
 
 def drop_value(state: rules.State, seat: int, sky: Sequence[int], a: int, b: int) -> float | None:
@@ -119,10 +125,60 @@ def _standing(state: rules.State, seat: int) -> float:
     mine = LINE_POINT * sum(state.zones[seat]) + planet_value(state.planets[seat])
     mine += POWER * len(state.pool)
     if state.solo_level:
-        return mine - 2 * LINE_POINT * rules.target_remaining(state)
+        return solo_standing(state)
     other = 1 - seat
     theirs = LINE_POINT * sum(state.zones[other]) + planet_value(state.planets[other])
     return mine - theirs
+
+
+SOLO_POWERS = (RED, PURPLE, BLUE)  # the powers that reach the target
+
+
+def solo_standing(state: rules.State) -> float:
+    """Solo: fewer coloured Bubblees on the target, a big clear one power away, powers that
+    reach the target in hand, and a safe planet of your own."""
+    target = state.planets[1]
+    value = -2 * LINE_POINT * rules.target_remaining(state)
+    value += 0.6 * LINE_POINT * best_single_clear(state)
+    value += PAIR * pairs(target)
+    value += 1.5 * POWER * sum(1 for p in state.pool if p in SOLO_POWERS)
+    return value + planet_value(state.planets[0])
+
+
+def best_single_clear(state: rules.State) -> int:
+    """How many coloured Bubblees one red swap or one sent Bubblee would clear from the
+    target (sent: any colour on top of your planet or in the target's sky row)."""
+    target = state.planets[1]
+    occ = board.occupied(target)
+    best = 0
+    for a, b in rules.PLANET_PAIRS:
+        if occ >> a & 1 and occ >> b & 1:
+            ca, cb = board.colour_at(target, a), board.colour_at(target, b)
+            if ca != cb:
+                masks = list(target)
+                masks[ca - 1] ^= (1 << a) | (1 << b)
+                masks[cb - 1] ^= (1 << a) | (1 << b)
+                best = max(best, _cleared(masks))
+    own = state.planets[0]
+    hs_own = board.heights(own)
+    hs = board.heights(target)
+    for column in range(WIDTH):
+        if hs[column] >= HEIGHT:
+            continue
+        sources = {state.sky[WIDTH + column]}
+        if hs_own[column]:
+            sources.add(board.colour_at(own, (hs_own[column] - 1) * WIDTH + column))
+        for colour in sources - {0, board.BLACK}:
+            masks = list(target)
+            masks[colour - 1] |= 1 << (hs[column] * WIDTH + column)
+            best = max(best, _cleared(masks) - 1)
+    return best
+
+
+def _cleared(masks: list[int]) -> int:
+    """How many Bubblees the lines of a planet would remove (chain reactions included)."""
+    after, _ = board.resolve(masks)
+    return board.occupied(masks).bit_count() - board.occupied(after).bit_count()
 
 
 def best_power(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Command:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee.board import HEIGHT, LETTERS, NAMES, WIDTH
 
 ANSI = {1: "31", 2: "35", 3: "34", 4: "32", 5: "33", 6: "90"}

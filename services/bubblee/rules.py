@@ -1,4 +1,6 @@
-"""Bubblee Pop: the decider (rulebook rules/bubblee-pop.fr.txt, RULINGS.md, docs/rulings/bubblee.md).
+"""Bubblee Pop: the decider.
+
+Sources: the rulebook (rules/bubblee-pop.fr.txt), RULINGS.md and docs/rulings/bubblee.md.
 
 A turn (rulebook "Tour de jeu"):
   1. refill the sky, one drawn Bubblee at a time, the player choosing each empty cell
@@ -18,6 +20,7 @@ from typing import NamedTuple
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from arbiter.v1 import arbiter_pb2
+
 from services.bubblee import board
 from services.bubblee.board import (
     BLACK,
@@ -84,7 +87,7 @@ _new_state = tuple.__new__
 
 def _update(state: State, **changes: object) -> State:
     """A copy of `state` with some fields changed (NamedTuple._replace, but cheaper)."""
-    values = list(state)
+    values: list[object] = list(state)
     for name, value in changes.items():
         values[_FIELD_INDEX[name]] = value
     return _new_state(State, values)  # type: ignore[no-any-return]
@@ -428,8 +431,8 @@ def _decide_swap(out: _Out, cmd: pb.Swap, rng: Rng) -> None:
         if not state.sky[index]:
             raise RuleError("CELL_EMPTY", f"{_describe_sky(index)} is empty", what)
     ev = pb.Event()
-    ev.swapped.a.CopyFrom(cmd.a)
-    ev.swapped.b.CopyFrom(cmd.b)
+    _set_sky(ev.swapped.a, a)
+    _set_sky(ev.swapped.b, b)
     out.emit(ev)
     _check_can_drop(out)
 
@@ -527,7 +530,9 @@ def _drop_pairs(seat: int) -> tuple[tuple[int, int], ...]:
 _DROP_PAIRS = tuple(
     tuple(p for p in SKY_ROW_PAIRS if p[0] // WIDTH == seat) + SKY_COLUMN_PAIRS for seat in (0, 1)
 )
-_LANDING_PAIRS = tuple(tuple(landing_order(seat, a, b) for a, b in _DROP_PAIRS[seat]) for seat in (0, 1))
+_LANDING_PAIRS = tuple(
+    tuple(landing_order(seat, a, b) for a, b in _DROP_PAIRS[seat]) for seat in (0, 1)
+)
 _SWAPS_TOUCHING = {
     pair: tuple(swap for swap in SKY_PAIRS if set(swap) & set(pair))
     for seat in (0, 1)
@@ -672,8 +677,8 @@ def _swap_targets(state: State, planet: int, cmd: pb.ApplyPower, applied: pb.Pow
         if not occ >> index & 1:
             raise RuleError("CELL_EMPTY", f"there is no Bubblee at {_describe_planet(index)}", what)
     applied.swapped.planet = planet
-    applied.swapped.a.CopyFrom(cmd.a)
-    applied.swapped.b.CopyFrom(cmd.b)
+    _set_cell(applied.swapped.a, a)
+    _set_cell(applied.swapped.b, b)
 
 
 def _describe_planet(index: int) -> str:
@@ -864,7 +869,8 @@ def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
 
 
 def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
-    return _update(state, 
+    return _update(
+        state,
         drawn=ev.colour, phase=PLACE, bag=_add(state.bag, ev.colour, -1), draws=state.draws + 1
     )
 
@@ -901,7 +907,8 @@ def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
     zones = list(state.zones)
     zones[ev.scorer] = _add(zones[ev.scorer], ev.colour, len(ev.cells))
     pool = state.pool + (ev.power_gained,) if ev.power_gained else state.pool
-    return _update(state, 
+    return _update(
+        state,
         planets=_with_planet(state, ev.planet, masks),
         zones=(zones[0], zones[1]),
         pool=pool,
@@ -958,7 +965,8 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
     masks[banked.colour - 1] &= ~(1 << (banked.cell.row * WIDTH + banked.cell.column))
     zones = list(state.zones)
     zones[banked.scorer] = _add(zones[banked.scorer], banked.colour)
-    return _update(state, 
+    return _update(
+        state,
         planets=_with_planet(state, banked.planet, masks), zones=(zones[0], zones[1])
     )
 
@@ -969,14 +977,16 @@ def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
 
 
 def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
-    return _update(state, 
+    return _update(
+        state,
         turn=ev.next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
     )
 
 
 def _evolve_game_over(state: State, ev: pb.GameOver) -> State:
     o = ev.outcome
-    return _update(state, 
+    return _update(
+        state,
         phase=OVER,
         outcome=Outcome(winners=tuple(o.winners), scores=tuple(o.scores), reason=o.reason),
     )
@@ -1083,7 +1093,7 @@ def _pair_command(kind: str, a: int, b: int) -> pb.Command:
 
 
 def _legal_swaps_and_drops(state: State, seat: int) -> list[pb.Command]:
-    out = []
+    out: list[pb.Command] = []
     if not state.swapped:
         out.extend(
             _pair_command("swap", a, b) for a, b in SKY_PAIRS if state.sky[a] and state.sky[b]

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import rules
 from services.core.decider import Rng, Seat
 
@@ -97,7 +98,8 @@ def main() -> None:
     print(
         f"{result.games} games, {result.turns} turns, {result.commands} commands: "
         f"{result.turns_per_second:,.0f} turns/s "
-        f"(median {statistics.median(micros):.1f} us, p99 {micros[len(micros) * 99 // 100]:.1f} us);"
+        f"(median {statistics.median(micros):.1f} us, "
+        f"p99 {micros[len(micros) * 99 // 100]:.1f} us);"
         f" mean cascade depth {statistics.mean(result.cascade_depths):.3f}, "
         f"max {max(result.cascade_depths)}"
     )

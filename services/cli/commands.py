@@ -21,6 +21,7 @@ from services.core.host import Caller, Host
 from services.core.server import Config, in_process_ai
 from services.core.server import serve as serve_forever
 from services.core.store import MemoryStore
+from services.workers.cli import rebuild, simulate, stats, workers  # noqa: F401 (subcommands)
 
 
 def serve(args: argparse.Namespace) -> Any:
@@ -110,7 +111,12 @@ def load_lines(source: str) -> list[str]:
     return list(stub.ExportLog(apb.ExportLogRequest(game_id=source)).lines)
 
 
-def replay(args: argparse.Namespace) -> int:
+def replay(args: argparse.Namespace) -> Any:
+    if args.rebuild:
+        return rebuild(args)
+    if not args.source:
+        print("replay needs a log file or a game id (or --rebuild)", file=sys.stderr)
+        return 2
     lines = load_lines(args.source)
     name = gamelog.game_of_json_lines(lines)
     game = registry.game(name)

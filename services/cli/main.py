@@ -8,6 +8,7 @@ import logging
 import sys
 
 from services.cli import commands
+from services.workers.cli import add_parsers as add_worker_parsers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--no-colour", action="store_true")
 
     replay = sub.add_parser("replay", help="step through a log file or a stored game")
-    replay.add_argument("source", help="a JSON Lines log file, or a game id on the server")
+    replay.add_argument("source", nargs="?", default="",
+                        help="a JSON Lines log file, or a game id on the server")
+    replay.add_argument("--rebuild", action="store_true",
+                        help="drop every read model and rebuild it from the event streams")
     replay.add_argument("--to", type=int, default=0, help="show the game at this version")
     replay.add_argument("--all", action="store_true", help="print every step, no prompt")
     replay.add_argument("--no-colour", action="store_true")
@@ -35,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
     export.add_argument("game_id")
+
+    add_worker_parsers(sub)  # simulate, stats, workers
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")

@@ -131,8 +131,8 @@ def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
     labels = ("unary", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        METRICS.rpc_started.labels(*labels).inc()
-        METRICS.msg_received.labels(*labels).inc()
+        METRICS.rpc_started(*labels).inc()
+        METRICS.msg_received(*labels).inc()
         t0 = time.perf_counter()
         code = "OK"
         entered = False
@@ -140,7 +140,7 @@ def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
             in_flight.enter()
             entered = True
             reply = await fn(request, context)
-            METRICS.msg_sent.labels(*labels).inc()
+            METRICS.msg_sent(*labels).inc()
             return reply
         except Exception as error:  # noqa: BLE001 - every domain error becomes a status
             rejected = _status_of(error)
@@ -152,8 +152,8 @@ def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
         finally:
             if entered:
                 in_flight.leave()
-            METRICS.rpc_handled.labels(*labels, code).inc()
-            METRICS.rpc_seconds.labels(*labels).observe(time.perf_counter() - t0)
+            METRICS.rpc_handled(*labels, code).inc()
+            METRICS.rpc_seconds(*labels).observe(time.perf_counter() - t0)
 
     return handler
 
@@ -162,8 +162,8 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
     labels = ("server_stream", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        METRICS.rpc_started.labels(*labels).inc()
-        METRICS.msg_received.labels(*labels).inc()
+        METRICS.rpc_started(*labels).inc()
+        METRICS.msg_received(*labels).inc()
         t0 = time.perf_counter()
         code = "OK"
         entered = False
@@ -171,7 +171,7 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
             in_flight.enter()
             entered = True
             async for reply in fn(request, context):
-                METRICS.msg_sent.labels(*labels).inc()
+                METRICS.msg_sent(*labels).inc()
                 yield reply
         except Exception as error:  # noqa: BLE001
             rejected = _status_of(error)
@@ -183,8 +183,8 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
         finally:
             if entered:
                 in_flight.leave()
-            METRICS.rpc_handled.labels(*labels, code).inc()
-            METRICS.rpc_seconds.labels(*labels).observe(time.perf_counter() - t0)
+            METRICS.rpc_handled(*labels, code).inc()
+            METRICS.rpc_seconds(*labels).observe(time.perf_counter() - t0)
 
     return handler
 

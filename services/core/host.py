@@ -248,8 +248,16 @@ class Host:
             outcome = "stale"
             raise
         finally:
-            METRICS.command_seconds.labels(game.name, name, "ok" if outcome == "ok" else
+            METRICS.command_seconds(game.name, name, "ok" if outcome == "ok" else
                                            "rejected").observe(time.perf_counter() - started)
+
+    async def system_act(self, game_id: str, command: Any, command_id: str = "",
+                         expected_version: int | None = None) -> ActResult:
+        """A command the server itself issues (a deadline closing a response window):
+        decide(state, None, command), recorded with CommandRecord.system. Not an RPC."""
+        loaded = await self.load(game_id)
+        async with loaded.lock:
+            return await self._act_locked(loaded, None, command, command_id, expected_version)
 
     async def _act_locked(
         self, loaded: Loaded, seat: int | None, command: Any, command_id: str,
@@ -280,11 +288,11 @@ class Host:
                     loaded.game_id, entries, loaded.version, command_id,
                     {"status": "finished"} if finished else None)
             except Conflict:
-                METRICS.conflicts.labels(game.name).inc()
+                METRICS.conflicts(game.name).inc()
                 await self._catch_up(loaded)
                 continue
             finally:
-                METRICS.append_seconds.labels(game.name).observe(time.perf_counter() - t0)
+                METRICS.append_seconds(game.name).observe(time.perf_counter() - t0)
             if appended.duplicate:
                 await self._catch_up(loaded)
                 return await self._result_of(loaded, appended.first_version,
@@ -294,7 +302,7 @@ class Host:
                 e.version = loaded.version + 1 + i
                 versioned.append(e)
             loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
-            METRICS.events_appended.labels(game.name).inc(len(entries))
+            METRICS.events_appended(game.name).inc(len(entries))
             self._hand_to_ai(loaded)
             return ActResult(loaded.version, versioned, state, seat)
         raise StaleVersion(loaded.version)  # pragma: no cover - only under extreme contention
@@ -307,7 +315,7 @@ class Host:
             raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
         t0 = time.perf_counter()
         events = game.decide(loaded.state, seat, command, Rng(loaded.seed, loaded.version))
-        METRICS.decide_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        METRICS.decide_seconds(game.name).observe(time.perf_counter() - t0)
         if game.observe is not None:
             for e in events:
                 for key, value in game.observe(e).items():
@@ -322,7 +330,7 @@ class Host:
         state = loaded.state
         for e in events:
             state = game.evolve(state, e)
-        METRICS.evolve_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        METRICS.evolve_seconds(game.name).observe(time.perf_counter() - t0)
         outcome = game.outcome(state)
         v = loaded.version
         entries = [apb.LogEntry(version=v + 1 + i, event=e.SerializeToString())
@@ -383,7 +391,7 @@ class Host:
             return False
         t0 = time.perf_counter()
         command = bot(view, legal, Rng(f"bot:{game_id}".encode(), version))
-        METRICS.ai_turn_seconds.labels(game.name).observe(time.perf_counter() - t0)
+        METRICS.ai_turn_seconds(game.name).observe(time.perf_counter() - t0)
         try:
             await self.act(game_id, Caller(seat=seat, trusted=True), command,
                            f"ai:{game_id}:{version}:{seat}", version)

@@ -5,6 +5,8 @@ Buckets start at 50 microseconds: deciding, evolving and appending are sub-milli
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Gauge, Histogram
 
 FAST_BUCKETS = (
@@ -13,55 +15,74 @@ FAST_BUCKETS = (
 )
 
 
+class Labelled:
+    """A labelled series, called with its label values: `m(game, command).observe(x)`.
+
+    Children are remembered: prometheus_client's own lookup is measurable on the Act path.
+    """
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *labels: str) -> Any:
+        child = self._children.get(labels)
+        if child is None:
+            child = self._children[labels] = self.metric.labels(*labels)
+        return child
+
+    labels = __call__
+
+
 class Metrics:
     def __init__(self) -> None:
         rpc = ("grpc_type", "grpc_service", "grpc_method")
-        self.rpc_started = Counter(
-            "grpc_server_started_total", "RPCs started on the server.", rpc)
-        self.rpc_handled = Counter(
+        self.rpc_started = Labelled(Counter(
+            "grpc_server_started_total", "RPCs started on the server.", rpc))
+        self.rpc_handled = Labelled(Counter(
             "grpc_server_handled_total", "RPCs completed on the server, by status code.",
-            (*rpc, "grpc_code"))
-        self.rpc_seconds = Histogram(
+            (*rpc, "grpc_code")))
+        self.rpc_seconds = Labelled(Histogram(
             "grpc_server_handling_seconds", "Time to handle an RPC, by method.", rpc,
-            buckets=FAST_BUCKETS)
-        self.msg_received = Counter(
-            "grpc_server_msg_received_total", "Messages received by the server.", rpc)
-        self.msg_sent = Counter(
-            "grpc_server_msg_sent_total", "Messages sent by the server.", rpc)
-        self.command_seconds = Histogram(
+            buckets=FAST_BUCKETS))
+        self.msg_received = Labelled(Counter(
+            "grpc_server_msg_received_total", "Messages received by the server.", rpc))
+        self.msg_sent = Labelled(Counter(
+            "grpc_server_msg_sent_total", "Messages sent by the server.", rpc))
+        self.command_seconds = Labelled(Histogram(
             "arbiter_command_seconds", "Act latency inside the server, by outcome.",
-            ("game", "command", "outcome"), buckets=FAST_BUCKETS)
-        self.decide_seconds = Histogram(
+            ("game", "command", "outcome"), buckets=FAST_BUCKETS))
+        self.decide_seconds = Labelled(Histogram(
             "arbiter_decide_seconds", "Time in the rules' decide.", ("game",),
-            buckets=FAST_BUCKETS)
-        self.evolve_seconds = Histogram(
+            buckets=FAST_BUCKETS))
+        self.evolve_seconds = Labelled(Histogram(
             "arbiter_evolve_seconds", "Time folding a batch into the state.", ("game",),
-            buckets=FAST_BUCKETS)
-        self.append_seconds = Histogram(
+            buckets=FAST_BUCKETS))
+        self.append_seconds = Labelled(Histogram(
             "arbiter_append_seconds", "Time of one atomic append to the store.", ("game",),
-            buckets=FAST_BUCKETS)
-        self.conflicts = Counter(
+            buckets=FAST_BUCKETS))
+        self.conflicts = Labelled(Counter(
             "arbiter_append_conflicts_total",
-            "Appends refused because another server moved the game on first.", ("game",))
-        self.events_appended = Counter(
-            "arbiter_events_appended_total", "Log entries appended.", ("game",))
+            "Appends refused because another server moved the game on first.", ("game",)))
+        self.events_appended = Labelled(Counter(
+            "arbiter_events_appended_total", "Log entries appended.", ("game",)))
         self.cascade_depth = Histogram(
             "arbiter_bubblee_cascade_depth", "Line-resolution waves caused by one drop or power.",
             buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15))
         self.cascade_seconds = Histogram(
             "arbiter_bubblee_resolution_seconds",
             "Time to decide a command whose resolution cascaded.", buckets=FAST_BUCKETS)
-        self.ai_turn_seconds = Histogram(
+        self.ai_turn_seconds = Labelled(Histogram(
             "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
-            buckets=FAST_BUCKETS)
-        self.projection_lag = Gauge(
+            buckets=FAST_BUCKETS))
+        self.projection_lag = Labelled(Gauge(
             "arbiter_projection_lag_entries", "Feed entries not yet acknowledged.",
-            ("group", "partition"))
-        self.simulation_games = Counter(
-            "arbiter_simulation_games_total", "Simulated games played.", ("game",))
-        self.simulation_seconds = Histogram(
+            ("group", "partition")))
+        self.simulation_games = Labelled(Counter(
+            "arbiter_simulation_games_total", "Simulated games played.", ("game",)))
+        self.simulation_seconds = Labelled(Histogram(
             "arbiter_simulation_game_seconds", "Time to simulate one game.", ("game",),
-            buckets=FAST_BUCKETS)
+            buckets=FAST_BUCKETS))
 
     def observe(self, game: str, key: str, value: float, seconds: float) -> None:
         """A per-event observation a game reports through its `observe` hook."""

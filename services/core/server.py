@@ -22,6 +22,7 @@ from services.core import grpc_api
 from services.core.decider import Game
 from services.core.host import Host
 from services.core.store import MemoryStore, Store
+from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
 
 log = logging.getLogger("arbiter")
@@ -132,6 +133,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
 
     name, handler = grpc_api.arbiter_service(host, list_games, in_flight)
     server.add_generic_rpc_handlers((handler,))
+    server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url),))
     names.append(name)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

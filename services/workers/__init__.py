@@ -1,0 +1,2 @@
+"""The workers: projections and read models, rebuilds, AI turns and simulations on Celery,
+and deadlines. See docs/workers.md."""

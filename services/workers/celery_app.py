@@ -5,9 +5,10 @@
                          Celery's keys and the game streams never share a keyspace.
                          Results (simulations only) use the same database as the broker.
 
-Reliability: tasks are acknowledged after they finish (acks_late) and a task whose worker died
-is delivered again (reject_on_worker_lost); each worker process takes one task at a time
-(prefetch 1). Redelivery is harmless: an AI turn is submitted with command id
+Reliability: tasks are acknowledged after they finish (acks_late); a task whose worker
+process died is delivered again at once (reject_on_worker_lost), one whose whole worker node
+died after ARBITER_CELERY_VISIBILITY_TIMEOUT seconds (default 300); each worker process takes
+one task at a time (prefetch 1). Redelivery is harmless: an AI turn is submitted with command id
 ai:<game>:<version>:<seat> and the expected version, and a simulation is a pure function of
 its seed.
 
@@ -22,6 +23,7 @@ from urllib.parse import urlparse
 from celery import Celery
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/1"
+VISIBILITY_TIMEOUT = int(os.environ.get("ARBITER_CELERY_VISIBILITY_TIMEOUT", "300"))
 
 
 def same_database(a: str, b: str) -> bool:
@@ -51,9 +53,11 @@ def make_app(broker_url: str = "") -> Celery:
         accept_content=["json"],
         result_expires=3600,
         broker_connection_retry_on_startup=True,
-        # A visibility timeout longer than any task: an unacknowledged task is redelivered
-        # only when its worker is really gone.
-        broker_transport_options={"visibility_timeout": 3600},
+        # A task a whole worker node took and never acknowledged (the node died) goes back
+        # to the queue after this; longer than any task (a simulation slice takes seconds).
+        # A dead worker *process* is handled at once (reject_on_worker_lost), and a lost AI
+        # turn sooner still by its rescue deadline (deadlines.py).
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT},
         worker_hijack_root_logger=False,
     )
     return app

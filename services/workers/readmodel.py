@@ -158,7 +158,7 @@ class RedisReadModel:
         if isinstance(url_or_client, str):
             import redis.asyncio as aioredis
 
-            self.redis = aioredis.Redis.from_url(url_or_client)
+            self.redis: Any = aioredis.Redis.from_url(url_or_client)
         else:
             self.redis = url_or_client
         self._apply = self.redis.register_script(APPLY)

@@ -7,6 +7,7 @@ in-process projections and deadlines, and where AI turns go (Celery or this even
     ARBITER_DEADLINES     inprocess (default) | external (`arbiter workers deadlines`)
     ARBITER_SNAPSHOT_EVERY  versions between snapshots (default 200)
     ARBITER_IDLE_SECONDS  hand an idle human seat to its bot after this long (default 0: never)
+    ARBITER_AI_RESCUE_SECONDS  play a lost AI turn from the scheduler after this long (30)
     ARBITER_BROKER_URL    set: AI turns go to Celery (queue `ai`); unset: they run in process
 """
 
@@ -22,6 +23,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.host import Host
 from services.core.store import MemoryStore
+from services.workers.deadlines import MemoryDeadlines, RedisDeadlines, Scheduler
 from services.workers.projections import (
     InProcessProjections,
     ProjectionWorker,
@@ -76,11 +78,15 @@ class Workers:
                                                  snapshot_every=snapshot_every)
                                 if self.mode == "inprocess" else None)
         host.snapshot_source = snapshot_source(self.rm)
+        queue = MemoryDeadlines() if isinstance(self.rm, MemoryReadModel) else RedisDeadlines(
+            store.redis)
+        self.deadlines = Scheduler(queue, host, self.idle_seconds)
+        if self.projections is not None:
+            self.projections.projector.listeners.append(self.deadlines.schedule_for)
         if broker_url:
             from services.workers.tasks import celery_dispatch
 
             host.ai_dispatch = celery_dispatch(broker_url)
-        self.deadlines: Any = None
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -98,7 +104,7 @@ class Workers:
     async def start(self) -> None:
         if self.projections is not None:
             self._tasks.append(asyncio.create_task(self.projections.run(self._stop)))
-        if self.deadlines is not None and self.deadlines_mode == "inprocess":
+        if self.deadlines_mode == "inprocess":
             self._tasks.append(asyncio.create_task(self.deadlines.run(self._stop)))
 
     async def stop(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
 from services.core.decider import Rng, Seat
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.bubblee.helpers import act, apply, drop, kinds, of_kind, place, planet, swap, table
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
 from services.core.decider import Rng, RuleError
+from tests.bubblee.helpers import act, apply, drop, kinds, of_kind, place, planet, swap, table
 
 R, P, B, G, Y, K = board.COLOURS
 POWERS = pb.PHASE_POWERS

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tests.bubblee.helpers import act, drop, kinds, of_kind, planet, table
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board
 from services.bubblee.metrics import observe
+from tests.bubblee.helpers import act, drop, kinds, of_kind, planet, table
 
 R, P, B, G, Y, K = board.COLOURS
 EMPTY = (".....",) * 4

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.bubblee.helpers import act, apply, decline, drop, kinds, of_kind, planet, table
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
 from services.core.decider import MalformedCommand, Rng, RuleError
+from tests.bubblee.helpers import act, apply, decline, drop, kinds, of_kind, planet, table
 
 R, P, B, G, Y, K = board.COLOURS
 POWERS = pb.PHASE_POWERS
@@ -162,3 +162,9 @@ def test_power_pool_is_listed_once_per_colour_with_targets() -> None:
     assert {c.apply_power.column for c in legal if c.HasField("apply_power")} == {0, 2, 4}
     assert all(c.apply_power.index == 0 for c in legal if c.HasField("apply_power"))
     assert sum(1 for c in legal if c.HasField("decline_power")) == 1
+
+
+def test_swap_power_of_two_same_colours_is_allowed() -> None:
+    state = table(planet0=(".....", ".....", ".....", "GG..."), phase=POWERS, pool=(G,))
+    _, after = act(state, apply(0, a=(0, 0), b=(1, 0)))
+    assert planet(after, 0)[-1] == "GG..." and after.pool == ()

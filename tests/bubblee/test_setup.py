@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.bubblee.helpers import bubblee_count, new_game
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
 from services.core.decider import MalformedCommand, Rng, Seat
+from tests.bubblee.helpers import bubblee_count, new_game
 
 BLACK = board.BLACK - 1
 

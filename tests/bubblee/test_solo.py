@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import arena, board, bots, levels, rules
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
+from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
 
 R, P, B, G, Y, K = board.COLOURS
 POWERS = pb.PHASE_POWERS

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.bubblee.helpers import act, drop, kinds, new_game, of_kind, place, planet, swap, table
-
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
 from services.bubblee import board, rules
 from services.core.decider import MalformedCommand, Rng, RuleError
+from tests.bubblee.helpers import act, drop, kinds, new_game, of_kind, place, planet, swap, table
 
 
 def test_first_turn_skips_refill() -> None:
@@ -173,3 +173,10 @@ def test_game_over_rejects_commands() -> None:
         rules.decide(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "GAME_OVER"
     assert rules.legal_actions(state, 0) == [] and rules.to_act(state) == ()
+
+
+def test_swap_needs_two_bubblees() -> None:
+    state = table(sky=("RPBGY", "P.GYR"))
+    with pytest.raises(RuleError) as e:
+        rules.decide(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
+    assert e.value.code == "CELL_EMPTY"

@@ -114,3 +114,65 @@ async def test_a_fork_continues_from_the_parent_at_that_version(served: Any) -> 
     listed = await stub.ListGames(apb.ListGamesRequest(game="toy", status=apb.ACTIVE))
     assert [g.forked_from for g in listed.games if g.game_id == created.game_id] == [
         f"{game_id}@4"]
+
+
+async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARBITER_IDLE_SECONDS", "0.3")
+    store = MemoryStore()
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
+    server, host, _ = build(config, {"toy": TOY}, store)
+    await server.start()
+    workers = workers_of(host)
+    await workers.start()
+    try:
+        from services.core.decider import Seat
+
+        game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
+                                                   TOY.pb.Options(pile=3))
+        import asyncio
+
+        for _ in range(100):  # the idle seats play themselves to the end
+            await asyncio.sleep(0.05)
+            if (await host.load(game_id, fresh=True)).finished:
+                break
+        assert (await host.load(game_id)).finished
+        for _ in range(40):  # the background projection catches up by itself
+            if await workers.rm.version(game_id) == await store.version(game_id):
+                break
+            await asyncio.sleep(0.05)
+        [summary], _ = await workers.rm.page("toy", "finished", "", 0, 10)
+        assert summary.game_id == game_id
+    finally:
+        await workers.stop()
+        await server.stop(None)
+
+
+async def test_with_external_projections_list_games_reads_what_the_workers_wrote(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    if not REDIS_URL:
+        pytest.skip("needs ARBITER_TEST_REDIS_URL")
+    import uuid
+
+    from services.core.redis_store import RedisStore
+    from services.workers.projections import ProjectionWorker
+
+    monkeypatch.setenv("ARBITER_PROJECTIONS", "external")
+    store = RedisStore(REDIS_URL)
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
+    server, host, port = build(config, {"toy": TOY}, store)
+    assert workers_of(host).projections is None
+    await server.start()
+    seat = f"ext-{uuid.uuid4().hex[:6]}"
+    game_id = await play_random(host, TOY, seed=2, names=[seat, "x"])
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = apb_grpc.ArbiterStub(channel)
+        before = await stub.ListGames(apb.ListGamesRequest(seat_name=seat))
+        assert list(before.games) == []  # nobody has projected it yet
+        worker = ProjectionWorker(store, workers_of(host).rm, {"toy": TOY},
+                                  group=f"ext-{uuid.uuid4().hex[:6]}")
+        await worker.catch_up()  # a separate projection worker
+        after = await stub.ListGames(apb.ListGamesRequest(seat_name=seat))
+        assert [g.game_id for g in after.games] == [game_id]
+    await server.stop(None)
+    await store.close()

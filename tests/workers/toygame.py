@@ -43,9 +43,9 @@ message Update {
   }
   View view = 5;
 }
-message Options { int32 pile = 1; }
+message Options { int32 pile = 1; int32 timeout_seconds = 2; int32 idle_seconds = 3; }
 message Command { oneof kind { int32 take = 1; bool timeout = 2; } }
-message Opened { int32 pile = 1; int32 first = 2; }
+message Opened { int32 pile = 1; int32 first = 2; int32 timeout_seconds = 3; }
 message Took { int32 seat = 1; int32 count = 2; bool forced = 3; }
 message Event { int64 version = 1; oneof kind { Opened opened = 2; Took took = 3; } }
 message View {
@@ -101,11 +101,13 @@ class State:
     pile: int
     turn: int
     winner: int | None = None
+    timeout: int = 0  # seconds a seat has before the server takes one counter for it
 
 
 def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
     pile = options.pile or 15
-    return [pb.Event(opened=pb.Opened(pile=pile, first=rng.below(2)))]
+    return [pb.Event(opened=pb.Opened(pile=pile, first=rng.below(2),
+                                      timeout_seconds=options.timeout_seconds))]
 
 
 def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
@@ -125,10 +127,11 @@ def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
 
 def evolve(state: State | None, event: Any) -> State:
     if event.WhichOneof("kind") == "opened":
-        return State(event.opened.pile, event.opened.first)
+        return State(event.opened.pile, event.opened.first,
+                     timeout=event.opened.timeout_seconds)
     assert state is not None
     pile = state.pile - event.took.count
-    return State(pile, 1 - state.turn, event.took.seat if pile == 0 else None)
+    return State(pile, 1 - state.turn, event.took.seat if pile == 0 else None, state.timeout)
 
 
 def view(state: State, seat: int | None) -> Any:
@@ -152,6 +155,13 @@ def outcome(state: State) -> Outcome | None:
 
 def observe(event: Any) -> dict[str, float]:
     return {"take": float(event.took.count)} if event.WhichOneof("kind") == "took" else {}
+
+
+def deadlines(state: State) -> list[tuple[float, Any]]:
+    """With a timeout option, the server takes a counter for a seat that waits too long."""
+    if state.timeout and state.winner is None:
+        return [(float(state.timeout), pb.Command(timeout=True))]
+    return []
 
 
 def random_bot(view: Any, legal: list[Any], rng: Rng) -> Any:

@@ -1,0 +1,913 @@
+"""Bubble and Shadow: the rules as a pure decider.
+
+A round: each turn the Magician plays a pact to a Mortal among the other players with the
+fewest pacts, the Mortal signs an end under the golden rule, both pay, and the Mortal becomes
+the next Magician. When everyone has 4 pacts (or, in the Complacency variant, when its final
+phase ends) the special tokens act before resolution, then Soul Tokens are scored. The game
+ends after round 3 or after a round in which someone holds 6+ Soul Tokens.
+
+Decisions where the rulebook is silent are in docs/rulings/bubble_shadow.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
+
+from services.bubble_shadow import tokens as tk
+from services.bubble_shadow.cards import PRICES, card, regular_ids, special_ids
+from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+
+Price = tuple[int, int]
+PayOrder = tuple[tuple[int, bool], ...]
+
+HAND_SIZE = 6
+PUBLIC_PACTS = 3
+PACTS_PER_ROUND = 4
+ROUNDS = 3
+SOUL_TO_END = 6  # "more than 5 Soul Tokens"
+TOKENS_DRAWN = 11
+TOKENS_DRAWN_COMPLACENCY = 5
+PHASE_DRAW = {0: 3, 1: 3, 2: 2, 3: 1, 4: 0}  # Complacency: tokens drawn by pacts signed
+
+# The token table: (Moons, Silver Coins, Bubbles) by player count.
+MAIN_TOKENS = {2: (7, 11, 7), 3: (10, 16, 10), 4: (13, 21, 13), 5: (13, 21, 13)}
+FIVE_PLAYER_EXTRA = {pb.APPLE: 3, pb.SNAKE: 5, pb.ROSE: 3}
+# Special tokens in the box, and the main token each one replaces (the Crown replaces none).
+BOX = {pb.APPLE: 3, pb.ROSE: 3, pb.SNAKE: 5, pb.OYSTER: 3, pb.CROWN: 1, pb.PALETTE: 3,
+       pb.CHESS: 3}
+REPLACES = {pb.APPLE: pb.MOON, pb.PALETTE: pb.MOON, pb.ROSE: pb.BUBBLE, pb.CHESS: pb.BUBBLE,
+            pb.SNAKE: pb.SILVER, pb.OYSTER: pb.SILVER}
+
+
+# ---- State ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A signed pact, lying in front of its Magician."""
+
+    card: int
+    mortal: int
+    magician_paid: Price
+    mortal_paid: Price
+
+
+@dataclass(frozen=True)
+class Player:
+    hand: tuple[int, ...] = ()
+    front: tk.Tokens = tk.EMPTY
+    behind: tk.Tokens = tk.EMPTY
+    pacts: tuple[Signed, ...] = ()
+    soul: int = 0
+    satisfied: bool = False
+
+    @property
+    def tokens(self) -> tk.Tokens:
+        return tk.add(self.front, self.behind)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A pact played and waiting for its Mortal's signature."""
+
+    magician: int
+    mortal: int
+    card: int
+    slot: int | None
+    blank_end: Price | None
+    pay_order: PayOrder
+
+    @property
+    def ends(self) -> tuple[Price, Price]:
+        printed = card(self.card).ends
+        if self.blank_end is not None:
+            return (printed[0], self.blank_end)
+        return (printed[0], printed[1])
+
+
+@dataclass(frozen=True)
+class State:
+    n: int
+    complacency: bool
+    faces_in_game: bool  # Palettes or Chess Pieces are in the pool
+    pool: tk.Tokens  # every Price Token of this game
+    players: tuple[Player, ...]
+    round: int = 0
+    stage: int = pb.STAGE_PLAY
+    public: tuple[int, ...] = ()
+    specials_left: tuple[int, ...] = ()
+    bag: tk.Tokens = tk.EMPTY
+    out_of_game: tk.Tokens = tk.EMPTY  # Snake discards
+    magician: int = 0
+    last_mortal: int = -1
+    last_magician: int = -1
+    pending: Pending | None = None
+    faces_pending: tuple[int, ...] = ()
+    phase: int = 1
+    final_phase: bool = False
+    phase_order: tuple[int, ...] = ()
+    satisfied_seat: int = -1
+    crown_holder: int = -1
+    crown_swap: tuple[int, int] | None = None
+    revealed: bool = False
+    tallies: tuple[tk.Tally, ...] = ()
+    snake_pending: tuple[int, ...] = ()
+    last_round: tuple[tuple[tk.Tally, int], ...] = ()  # per seat: tally, souls scored
+    last_round_no: int = 0
+    winners: tuple[int, ...] | None = None
+
+    def player(self, seat: int) -> Player:
+        return self.players[seat]
+
+    def pacts(self, seat: int) -> int:
+        return len(self.players[seat].pacts)
+
+
+def _set_player(state: State, seat: int, **changes: object) -> tuple[Player, ...]:
+    players = list(state.players)
+    players[seat] = replace(players[seat], **changes)  # type: ignore[arg-type]
+    return tuple(players)
+
+
+# ---- Setup ------------------------------------------------------------------------------
+
+
+def token_pool(players: int, options: pb.Options) -> tk.Tokens:
+    """The Price Tokens of this game: the token table, then agreed Special Price Tokens, each
+    replacing a main token of its colour (the Crown is added)."""
+    moons, silver, bubbles = MAIN_TOKENS[players]
+    counts = {pb.MOON: moons, pb.SILVER: silver, pb.BUBBLE: bubbles}
+    if players == 5:
+        counts.update(FIVE_PLAYER_EXTRA)
+    wanted = _special_tokens_wanted(players, options)
+    for token, n in wanted.items():
+        if not 0 <= n <= BOX[token] - counts.get(token, 0):
+            raise MalformedCommand(
+                "BAD_SPECIAL_TOKENS",
+                f"the box has {BOX[token] - counts.get(token, 0)} more "
+                f"{pb.Token.Name(token).title()} tokens to add, not {n}",
+                "options.special_tokens",
+            )
+        counts[token] = counts.get(token, 0) + n
+        if token in REPLACES:
+            counts[REPLACES[token]] -= n
+    if min(counts.values()) < 0:
+        raise MalformedCommand(
+            "BAD_SPECIAL_TOKENS", "not enough main tokens to replace", "options.special_tokens"
+        )
+    return tk.make(counts)
+
+
+def _special_tokens_wanted(players: int, options: pb.Options) -> dict[int, int]:
+    if options.all_special_tokens:
+        extra = FIVE_PLAYER_EXTRA if players == 5 else {}
+        return {t: n - extra.get(t, 0) for t, n in BOX.items()}
+    s = options.special_tokens
+    return {pb.APPLE: s.apples, pb.ROSE: s.roses, pb.SNAKE: s.snakes, pb.OYSTER: s.oysters,
+            pb.CROWN: int(s.crown), pb.PALETTE: s.palettes, pb.CHESS: s.chess}
+
+
+def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> list[pb.Event]:
+    n = len(seats)
+    if not 2 <= n <= 5:
+        raise MalformedCommand("BAD_SEATS", "Bubble and Shadow takes 2 to 5 players")
+    if options.complacency and n < 3:
+        raise MalformedCommand("BAD_OPTIONS", "the Complacency variant is for 3-5 players")
+    pool = token_pool(n, options)
+    first = pb.Event(
+        game_set_up=pb.GameSetUp(
+            players=n, options=options, pool=tk.to_pb(pool), first_magician=rng.below(n)
+        )
+    )
+    state = evolve(None, first)
+    return [first, _start_round(state, rng)]
+
+
+def _start_round(state: State, rng: Rng) -> pb.Event:
+    """Return every token to the bag, draw 3 new special pacts, deal 6 regular pacts and
+    11 tokens (5 in the Complacency variant) to each player."""
+    specials = list(state.specials_left)
+    public = [specials.pop(rng.below(len(specials))) for _ in range(PUBLIC_PACTS)]
+    deck = rng.shuffled(regular_ids())
+    bag = tk.sub(state.pool, state.out_of_game)
+    per_player = TOKENS_DRAWN_COMPLACENCY if state.complacency else TOKENS_DRAWN
+    starter = state.magician if state.round == 0 else state.last_mortal
+    counts = _tokens_each(tk.total(bag), per_player, state.n, starter)
+    deals = []
+    for seat in range(state.n):
+        hand = sorted(deck[seat * HAND_SIZE : (seat + 1) * HAND_SIZE])
+        drawn = tk.draw(bag, counts[seat], rng)
+        bag = tk.sub(bag, drawn)
+        deals.append(_deal_pb(seat, drawn, hand))
+    return pb.Event(
+        round_started=pb.RoundStarted(
+            round=state.round + 1, public_pacts=public, deals=deals, magician=starter
+        )
+    )
+
+
+def _tokens_each(available: int, wanted: int, n: int, starter: int) -> list[int]:
+    """Tokens each player draws: `wanted` each, unless Snakes have left too few in the game;
+    then the bag is shared out one token at a time from the starting Magician."""
+    if available >= wanted * n:
+        return [wanted] * n
+    counts = [available // n] * n
+    for i in range(available % n):
+        counts[(starter + i) % n] += 1
+    return counts
+
+
+def _deal_pb(seat: int, drawn: tk.Tokens, hand: Sequence[int] = ()) -> pb.SeatDeal:
+    return pb.SeatDeal(
+        seat=seat,
+        hand=hand,
+        tokens=tk.to_pb(drawn),
+        hand_count=len(hand),
+        token_count=tk.total(drawn) - drawn[pb.CROWN],
+        crown=drawn[pb.CROWN] > 0,
+    )
+
+
+# ---- Who acts ---------------------------------------------------------------------------
+
+
+def to_act(state: State) -> list[int]:
+    if state.stage == pb.STAGE_OVER:
+        return []
+    if state.faces_pending:
+        return list(state.faces_pending)
+    if state.stage == pb.STAGE_PLAY:
+        return [state.magician]
+    if state.stage == pb.STAGE_SIGN:
+        assert state.pending is not None
+        return [state.pending.mortal]
+    if state.stage == pb.STAGE_PHASE_END:
+        return [state.phase_order[0]]
+    if state.stage == pb.STAGE_CROWN:
+        return [state.crown_holder]
+    if state.stage == pb.STAGE_SNAKE:
+        return list(state.snake_pending)
+    return []
+
+
+def _stage(state: State) -> int:
+    return pb.STAGE_CHOOSE_FACES if state.faces_pending else state.stage
+
+
+def outcome(state: State) -> Outcome | None:
+    if state.winners is None:
+        return None
+    reason = "three rounds played" if state.round >= ROUNDS else "a player holds 6+ Soul Tokens"
+    return Outcome(
+        winners=state.winners, scores=tuple(p.soul for p in state.players), reason=reason
+    )
+
+
+# ---- Making a pact ----------------------------------------------------------------------
+
+
+def playing(state: State) -> list[int]:
+    """Players still playing this phase (not the one who declared satisfaction)."""
+    return [s for s in range(state.n) if not state.players[s].satisfied]
+
+
+def eligible_mortals(state: State, magician: int) -> list[int]:
+    """The other players with the fewest pacts in front of them (never a satisfied one)."""
+    others = [s for s in playing(state) if s != magician]
+    fewest = min(state.pacts(s) for s in others)
+    return [s for s in others if state.pacts(s) == fewest]
+
+
+def can_play_blank(state: State, magician: int) -> bool:
+    """A Blank Pact cannot become the Magician's 4th pact."""
+    return state.pacts(magician) < PACTS_PER_ROUND - 1
+
+
+def signable_ends(state: State) -> list[int]:
+    """The golden rule: the Mortal must take an end they can pay in full, if there is one."""
+    assert state.pending is not None
+    mortal = state.player(state.pending.mortal)
+    payable = [
+        i for i, (price, qty) in enumerate(state.pending.ends)
+        if tk.can_pay(mortal.front, mortal.behind, price, qty)
+    ]
+    return payable or [0, 1]
+
+
+def _pay_order(entries: Sequence[pb.PaySource]) -> PayOrder:
+    for entry in entries:
+        if entry.token not in pb.Token.values() or entry.token == pb.TOKEN_UNSPECIFIED:
+            raise MalformedCommand("BAD_PAY_ORDER", "pay_order names an unknown token")
+    return tuple((e.token, e.behind) for e in entries)
+
+
+def _decide_play(state: State, seat: int, cmd: pb.PlayPact) -> list[pb.Event]:
+    if not 0 <= cmd.mortal < state.n:
+        raise MalformedCommand("BAD_SEAT", f"there is no seat {cmd.mortal}", "mortal")
+    if cmd.HasField("public_slot") and not 0 <= cmd.public_slot < PUBLIC_PACTS:
+        raise MalformedCommand("BAD_SLOT", "public_slot must be 0, 1 or 2", "public_slot")
+    if cmd.card not in card_ids():
+        raise MalformedCommand("BAD_CARD", f"there is no pact card {cmd.card}", "card")
+    _pay_order(cmd.pay_order)
+    if state.stage != pb.STAGE_PLAY or seat != state.magician:
+        raise RuleError("NOT_YOUR_TURN", "only the Magician plays a pact now")
+    me = state.player(seat)
+    if cmd.card not in me.hand:
+        raise RuleError("CARD_NOT_IN_HAND", f"pact card {cmd.card} is not in your hand")
+    slot = cmd.public_slot if cmd.HasField("public_slot") else None
+    played = state.public[slot] if slot is not None else cmd.card
+    if cmd.mortal == seat:
+        raise RuleError("MORTAL_IS_MAGICIAN", "you cannot offer a pact to yourself")
+    if state.player(cmd.mortal).satisfied:
+        raise RuleError("MORTAL_SATISFIED", "that player declared satisfaction this round")
+    if cmd.mortal not in eligible_mortals(state, seat):
+        raise RuleError(
+            "MORTAL_NOT_FEWEST", "the Mortal must be a player with the fewest pacts"
+        )
+    blank_end = _blank_end(state, seat, played, cmd)
+    return [
+        pb.Event(
+            pact_played=pb.PactPlayed(
+                magician=seat,
+                mortal=cmd.mortal,
+                card=played,
+                public_slot=slot,
+                replaced_by=cmd.card if slot is not None else 0,
+                blank_end=pb.Price(token=blank_end[0], quantity=blank_end[1])
+                if blank_end
+                else None,
+                pay_order=cmd.pay_order,
+            )
+        )
+    ]
+
+
+def card_ids() -> frozenset[int]:
+    return frozenset(regular_ids() + special_ids())
+
+
+def _blank_end(state: State, seat: int, played: int, cmd: pb.PlayPact) -> Price | None:
+    named = cmd.blank_end
+    named_something = named.token != pb.TOKEN_UNSPECIFIED or named.quantity != 0
+    pact = card(played)
+    if not pact.blank:
+        if named_something:
+            raise RuleError("NOT_A_BLANK_PACT", "only a Blank Pact takes a named end")
+        return None
+    if not can_play_blank(state, seat):
+        raise RuleError(
+            "BLANK_AS_FOURTH_PACT", "a Blank Pact cannot be played with 3 pacts in front of you"
+        )
+    printed = pact.ends[0][0]
+    if named.token not in PRICES or named.token == printed or not 1 <= named.quantity <= 3:
+        raise RuleError(
+            "BAD_BLANK_END",
+            "name the Blank Pact's missing end: a price other than "
+            f"{_price_name(printed)} and a quantity from 1 to 3",
+        )
+    return (named.token, named.quantity)
+
+
+def _price_name(price: int) -> str:
+    return {pb.MOON: "Moon", pb.SILVER: "Silver Coin", pb.BUBBLE: "Bubble"}[price]
+
+
+def _decide_sign(state: State, seat: int, cmd: pb.SignPact, rng: Rng) -> list[pb.Event]:
+    if cmd.end not in (0, 1):
+        raise MalformedCommand("BAD_END", "end must be 0 or 1", "end")
+    pay_order = _pay_order(cmd.pay_order)
+    pending = state.pending
+    if state.stage != pb.STAGE_SIGN or pending is None or seat != pending.mortal:
+        raise RuleError("NOT_YOUR_TURN", "only the Mortal signs the pact now")
+    if cmd.end not in signable_ends(state):
+        price, qty = pending.ends[1 - cmd.end]
+        raise RuleError(
+            "GOLDEN_RULE",
+            f"you can pay the other end ({qty} {_price_name(price)}) in full, so you must "
+            "take it (golden rule)",
+        )
+    mortal_price = pending.ends[cmd.end]
+    magician_price = pending.ends[1 - cmd.end]
+    mortal, magician = state.player(seat), state.player(pending.magician)
+    mortal_paid = tk.choose_payment(mortal.front, mortal.behind, *mortal_price, pay_order)
+    magician_paid = tk.choose_payment(
+        magician.front, magician.behind, *magician_price, pending.pay_order
+    )
+
+    def handed(paid: list[tuple[int, bool]]) -> list[pb.TokenPaid]:
+        return [pb.TokenPaid(token=t, behind=b, received_as=tk.toss(t, rng)) for t, b in paid]
+
+    signed = pb.Event(
+        pact_signed=pb.PactSigned(
+            magician=pending.magician,
+            mortal=seat,
+            end=cmd.end,
+            mortal_price=pb.Price(token=mortal_price[0], quantity=mortal_price[1]),
+            magician_price=pb.Price(token=magician_price[0], quantity=magician_price[1]),
+            mortal_paid=handed(mortal_paid),
+            magician_paid=handed(magician_paid),
+        )
+    )
+    return [signed, *_after_turn(evolve(state, signed), rng)]
+
+
+def _after_turn(state: State, rng: Rng) -> list[pb.Event]:
+    """The round ends when everyone has 4 pacts; in the Complacency variant a phase ends when
+    everyone still playing has the same number of pacts."""
+    counts = {state.pacts(s) for s in playing(state)}
+    if not state.complacency:
+        return _end_round(state, rng) if counts == {PACTS_PER_ROUND} else []
+    if len(counts) > 1:
+        return []
+    if state.final_phase or state.phase >= PACTS_PER_ROUND:
+        return _end_round(state, rng)
+    first = state.last_mortal
+    order = [(first + i) % state.n for i in range(state.n)]  # clockwise = rising seat numbers
+    return [pb.Event(phase_ended=pb.PhaseEnded(phase=state.phase, order=order))]
+
+
+# ---- Complacency: the end of a phase ----------------------------------------------------
+
+
+def _decide_phase_action(state: State, seat: int, cmd: pb.Command, rng: Rng) -> list[pb.Event]:
+    if state.stage != pb.STAGE_PHASE_END or seat != state.phase_order[0]:
+        raise RuleError("NOT_YOUR_TURN", "it is not your turn to act at this phase end")
+    if cmd.WhichOneof("kind") == "declare_satisfaction":
+        if state.satisfied_seat >= 0:
+            raise RuleError(
+                "SATISFACTION_TAKEN", "only one player may declare satisfaction in a round"
+            )
+        event = pb.Event(satisfaction_declared=pb.SatisfactionDeclared(seat=seat))
+    else:
+        n = PHASE_DRAW[state.pacts(seat)]
+        drawn = tk.draw(state.bag, n, rng)
+        event = pb.Event(tokens_drawn=pb.TokensDrawn(deal=_deal_pb(seat, drawn)))
+    after = evolve(state, event)
+    if after.phase_order:
+        return [event]
+    return [event, _next_phase(after)]
+
+
+def _next_phase(state: State) -> pb.Event:
+    """Everyone has acted: the next phase starts, with the last Mortal as Magician (the last
+    Magician if that Mortal declared satisfaction). It is final after a declaration and
+    always for phase 4."""
+    satisfied = state.satisfied_seat >= 0
+    starter = state.last_mortal
+    if starter == state.satisfied_seat:
+        starter = state.last_magician
+    nxt = state.phase + 1
+    return pb.Event(
+        phase_started=pb.PhaseStarted(
+            phase=nxt, final=satisfied or nxt >= PACTS_PER_ROUND, magician=starter
+        )
+    )
+
+
+# ---- Palettes and Chess Pieces ----------------------------------------------------------
+
+
+def _decide_faces(state: State, seat: int, cmd: pb.ChooseFaces) -> list[pb.Event]:
+    if seat not in state.faces_pending:
+        raise RuleError("NOT_YOUR_TURN", "you have no face to choose now")
+    me = state.player(seat)
+    if not 0 <= cmd.palettes_on_moon <= me.behind[pb.PALETTE]:
+        raise RuleError("BAD_FACES", f"you drew {me.behind[pb.PALETTE]} Palettes")
+    if not 0 <= cmd.chess_on_bubble <= me.behind[pb.CHESS]:
+        raise RuleError("BAD_FACES", f"you drew {me.behind[pb.CHESS]} Chess Pieces")
+    return [pb.Event(faces_chosen=pb.FacesChosen(seat=seat, faces=cmd))]
+
+
+# ---- Before resolution and resolution ---------------------------------------------------
+
+
+def _end_round(state: State, rng: Rng) -> list[pb.Event]:
+    ended = pb.Event(round_ended=pb.RoundEnded(round=state.round, crown_holder=state.crown_holder))
+    after = evolve(state, ended)
+    if after.stage == pb.STAGE_CROWN:
+        return [ended]
+    return [ended, *_reveal(after, rng)]
+
+
+def _decide_crown(state: State, seat: int, cmd: pb.UseCrown, rng: Rng) -> list[pb.Event]:
+    if state.stage != pb.STAGE_CROWN or seat != state.crown_holder:
+        raise RuleError("NOT_YOUR_TURN", "only the Crown's holder acts now")
+    forgo = cmd.first == pb.TOKEN_UNSPECIFIED and cmd.second == pb.TOKEN_UNSPECIFIED
+    if not forgo and (cmd.first not in PRICES or cmd.second not in PRICES
+                      or cmd.first == cmd.second):
+        raise RuleError("BAD_CROWN_SWAP", "name two different main prices, or none to forgo")
+    used = pb.Event(crown_used=pb.CrownUsed(seat=seat, swap=cmd))
+    return [used, *_reveal(evolve(state, used), rng)]
+
+
+def _reveal(state: State, rng: Rng) -> list[pb.Event]:
+    """Screens open; the Snakes bite (automatically where only one price reaches 5)."""
+    revealed = pb.Event(
+        tokens_revealed=pb.TokensRevealed(
+            seats=[
+                pb.SeatTokens(seat=s, front=tk.to_pb(p.front), behind=tk.to_pb(p.behind))
+                for s, p in enumerate(state.players)
+            ]
+        )
+    )
+    events = [revealed]
+    state = evolve(state, revealed)
+    for seat, player in enumerate(state.players):
+        choices = tk.snake_choices(player.tokens, state.tallies[seat])
+        if len(choices) == 1:
+            events.append(_snake_event(state, seat, choices[0]))
+            state = evolve(state, events[-1])
+    if state.snake_pending:
+        return events
+    return [*events, *_resolve(state, rng)]
+
+
+def _snake_event(state: State, seat: int, price: int) -> pb.Event:
+    removed = tk.snake_discard(state.player(seat).tokens, price, state.crown_swap)
+    return pb.Event(
+        snake_discarded=pb.SnakeDiscarded(seat=seat, price=price, removed=tk.to_pb(removed))
+    )
+
+
+def _decide_snake(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng) -> list[pb.Event]:
+    if state.stage != pb.STAGE_SNAKE or seat not in state.snake_pending:
+        raise RuleError("NOT_YOUR_TURN", "you have no Snake to resolve now")
+    choices = tk.snake_choices(state.player(seat).tokens, state.tallies[seat])
+    if cmd.price not in choices:
+        names = " or ".join(_price_name(p) for p in choices)
+        raise RuleError("BAD_SNAKE_DISCARD", f"discard 5 of a price that reaches 5: {names}")
+    event = _snake_event(state, seat, cmd.price)
+    after = evolve(state, event)
+    if after.snake_pending:
+        return [event]
+    return [event, *_resolve(after, rng)]
+
+
+def _resolve(state: State, rng: Rng) -> list[pb.Event]:
+    scoring = tk.resolve_two if state.n == 2 else tk.resolve_many
+    souls = scoring(state.tallies)
+    totals = [p.soul + s for p, s in zip(state.players, souls, strict=True)]
+    resolved = pb.Event(
+        round_resolved=pb.RoundResolved(
+            round=state.round,
+            tallies=[
+                pb.Tally(seat=i, moons=t[0], silver=t[1], bubbles=t[2], soul=souls[i])
+                for i, t in enumerate(state.tallies)
+            ],
+            soul_totals=totals,
+        )
+    )
+    after = evolve(state, resolved)
+    if state.round >= ROUNDS or max(totals) >= SOUL_TO_END:
+        best = max(totals)
+        winners = [i for i, t in enumerate(totals) if t == best]
+        return [resolved, pb.Event(game_ended=pb.GameEnded(winners=winners, soul_totals=totals))]
+    return [resolved, _start_round(after, rng)]
+
+
+# ---- decide -----------------------------------------------------------------------------
+
+
+def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
+    kind = command.WhichOneof("kind")
+    if kind is None:
+        raise MalformedCommand("NO_COMMAND", "the command has no kind set")
+    if seat is None:
+        raise RuleError("NOT_YOUR_TURN", "the server has nothing to do in this game")
+    if not 0 <= seat < state.n:
+        raise MalformedCommand("BAD_SEAT", f"there is no seat {seat}")
+    if state.stage == pb.STAGE_OVER:
+        raise RuleError("GAME_OVER", "the game is over")
+    if state.faces_pending and kind != "choose_faces":
+        if seat in state.faces_pending:
+            raise RuleError("CHOOSE_FACES_FIRST", "choose the faces of the tokens you drew")
+        raise RuleError("NOT_YOUR_TURN", "players are choosing the faces of drawn tokens")
+    if kind == "choose_faces":
+        return _decide_faces(state, seat, command.choose_faces)
+    if kind == "play_pact":
+        return _decide_play(state, seat, command.play_pact)
+    if kind == "sign_pact":
+        return _decide_sign(state, seat, command.sign_pact, rng)
+    if kind in ("draw_tokens", "declare_satisfaction"):
+        return _decide_phase_action(state, seat, command, rng)
+    if kind == "use_crown":
+        return _decide_crown(state, seat, command.use_crown, rng)
+    return _decide_snake(state, seat, command.discard_for_snake, rng)
+
+
+# ---- evolve -----------------------------------------------------------------------------
+
+
+def evolve(state: State | None, event: pb.Event) -> State:
+    kind = event.WhichOneof("kind")
+    if kind == "game_set_up":
+        e = event.game_set_up
+        pool = tk.from_pb(e.pool)
+        return State(
+            n=e.players,
+            complacency=e.options.complacency,
+            faces_in_game=pool[pb.PALETTE] + pool[pb.CHESS] > 0,
+            pool=pool,
+            players=tuple(Player() for _ in range(e.players)),
+            specials_left=special_ids(),
+            magician=e.first_magician,
+        )
+    assert state is not None, "the game starts with game_set_up"
+    return _EVOLVE[kind](state, getattr(event, kind))
+
+
+def _evolve_round_started(state: State, e: pb.RoundStarted) -> State:
+    players = []
+    bag = tk.sub(state.pool, state.out_of_game)
+    crown_holder = -1
+    for deal, old in zip(e.deals, state.players, strict=True):
+        drawn = tk.from_pb(deal.tokens)
+        bag = tk.sub(bag, drawn)
+        front = tk.make({pb.CROWN: drawn[pb.CROWN]})  # the Crown goes in front of the screen
+        if deal.crown:
+            crown_holder = deal.seat
+        players.append(Player(hand=tuple(deal.hand), front=front, behind=tk.sub(drawn, front),
+                              soul=old.soul))
+    return replace(
+        state,
+        round=e.round,
+        stage=pb.STAGE_PLAY,
+        players=tuple(players),
+        public=tuple(e.public_pacts),
+        specials_left=tuple(c for c in state.specials_left if c not in e.public_pacts),
+        bag=bag,
+        magician=e.magician,
+        last_mortal=-1,
+        last_magician=-1,
+        pending=None,
+        faces_pending=_needs_faces(state, range(state.n)),
+        phase=1,
+        final_phase=False,
+        phase_order=(),
+        satisfied_seat=-1,
+        crown_holder=crown_holder,
+        crown_swap=None,
+        revealed=False,
+        tallies=(),
+        snake_pending=(),
+    )
+
+
+def _needs_faces(state: State, seats: Sequence[int]) -> tuple[int, ...]:
+    """Every drawer chooses faces when Palettes or Chess Pieces are in the game (even with
+    none drawn, so that who acts reveals nothing about hidden tokens)."""
+    return tuple(seats) if state.faces_in_game else ()
+
+
+def _evolve_faces_chosen(state: State, e: pb.FacesChosen) -> State:
+    me = state.player(e.seat)
+    behind = list(me.behind)
+    for token, on_first, (first, second) in (
+        (pb.PALETTE, e.faces.palettes_on_moon, tk.FACES[pb.PALETTE]),
+        (pb.CHESS, e.faces.chess_on_bubble, tk.FACES[pb.CHESS]),
+    ):
+        behind[first] += on_first
+        behind[second] += behind[token] - on_first
+        behind[token] = 0
+    return replace(
+        state,
+        players=_set_player(state, e.seat, behind=tuple(behind)),
+        faces_pending=tuple(s for s in state.faces_pending if s != e.seat),
+    )
+
+
+def _evolve_pact_played(state: State, e: pb.PactPlayed) -> State:
+    me = state.player(e.magician)
+    slot = e.public_slot if e.HasField("public_slot") else None
+    hand_card = e.replaced_by if slot is not None else e.card
+    public = list(state.public)
+    if slot is not None:
+        public[slot] = e.replaced_by
+    blank = e.blank_end
+    return replace(
+        state,
+        stage=pb.STAGE_SIGN,
+        public=tuple(public),
+        players=_set_player(state, e.magician, hand=tuple(c for c in me.hand if c != hand_card)),
+        pending=Pending(
+            magician=e.magician,
+            mortal=e.mortal,
+            card=e.card,
+            slot=slot,
+            blank_end=(blank.token, blank.quantity) if blank.token else None,
+            pay_order=tuple((p.token, p.behind) for p in e.pay_order),
+        ),
+    )
+
+
+def _evolve_pact_signed(state: State, e: pb.PactSigned) -> State:
+    assert state.pending is not None
+    players = list(state.players)
+
+    def hand_over(payer: int, receiver: int, paid: Sequence[pb.TokenPaid]) -> None:
+        for t in paid:
+            p = players[payer]
+            one = tk.make({t.token: 1})
+            if t.behind:
+                players[payer] = replace(p, behind=tk.sub(p.behind, one))
+            else:
+                players[payer] = replace(p, front=tk.sub(p.front, one))
+            r = players[receiver]
+            players[receiver] = replace(r, front=tk.add(r.front, tk.make({t.received_as: 1})))
+
+    hand_over(e.mortal, e.magician, e.mortal_paid)
+    hand_over(e.magician, e.mortal, e.magician_paid)
+    signed = Signed(
+        card=state.pending.card,
+        mortal=e.mortal,
+        magician_paid=(e.magician_price.token, e.magician_price.quantity),
+        mortal_paid=(e.mortal_price.token, e.mortal_price.quantity),
+    )
+    mag = players[e.magician]
+    players[e.magician] = replace(mag, pacts=(*mag.pacts, signed))
+    return replace(
+        state,
+        players=tuple(players),
+        stage=pb.STAGE_PLAY,
+        pending=None,
+        magician=e.mortal,
+        last_mortal=e.mortal,
+        last_magician=e.magician,
+    )
+
+
+def _evolve_phase_ended(state: State, e: pb.PhaseEnded) -> State:
+    return replace(state, stage=pb.STAGE_PHASE_END, phase_order=tuple(e.order))
+
+
+def _evolve_tokens_drawn(state: State, e: pb.TokensDrawn) -> State:
+    deal = e.deal
+    drawn = tk.from_pb(deal.tokens)
+    me = state.player(deal.seat)
+    crown = tk.make({pb.CROWN: drawn[pb.CROWN]})
+    return replace(
+        state,
+        bag=tk.sub(state.bag, drawn),
+        players=_set_player(
+            state,
+            deal.seat,
+            front=tk.add(me.front, crown),
+            behind=tk.add(me.behind, tk.sub(drawn, crown)),
+        ),
+        crown_holder=deal.seat if deal.crown else state.crown_holder,
+        phase_order=state.phase_order[1:],
+        faces_pending=_needs_faces(state, [deal.seat]),
+    )
+
+
+def _evolve_satisfaction(state: State, e: pb.SatisfactionDeclared) -> State:
+    return replace(
+        state,
+        players=_set_player(state, e.seat, satisfied=True),
+        satisfied_seat=e.seat,
+        phase_order=state.phase_order[1:],
+    )
+
+
+def _evolve_phase_started(state: State, e: pb.PhaseStarted) -> State:
+    return replace(
+        state,
+        stage=pb.STAGE_PLAY,
+        phase=e.phase,
+        final_phase=e.final,
+        magician=e.magician,
+        phase_order=(),
+    )
+
+
+def _evolve_round_ended(state: State, e: pb.RoundEnded) -> State:
+    # The player who declared satisfaction rejoins for resolution.
+    players = tuple(replace(p, satisfied=False) for p in state.players)
+    stage = pb.STAGE_CROWN if e.crown_holder >= 0 else pb.STAGE_SNAKE
+    return replace(state, players=players, stage=stage)
+
+
+def _evolve_crown_used(state: State, e: pb.CrownUsed) -> State:
+    swap = (e.swap.first, e.swap.second) if e.swap.first else None
+    return replace(state, crown_swap=swap, stage=pb.STAGE_SNAKE)
+
+
+def _evolve_tokens_revealed(state: State, e: pb.TokensRevealed) -> State:
+    tallies = tuple(tk.tally(p.tokens, state.crown_swap) for p in state.players)
+    choosing = tuple(
+        s for s, p in enumerate(state.players) if len(tk.snake_choices(p.tokens, tallies[s])) > 1
+    )
+    return replace(
+        state, revealed=True, tallies=tallies, snake_pending=choosing, stage=pb.STAGE_SNAKE
+    )
+
+
+def _evolve_snake_discarded(state: State, e: pb.SnakeDiscarded) -> State:
+    removed = tk.from_pb(e.removed)
+    me = state.player(e.seat)
+    from_front = tuple(min(f, r) for f, r in zip(me.front, removed, strict=True))
+    from_behind = tk.sub(removed, from_front)
+    tallies = list(state.tallies)
+    t = list(tallies[e.seat])
+    t[tk.INDEX[e.price]] -= 5
+    tallies[e.seat] = (t[0], t[1], t[2])
+    return replace(
+        state,
+        players=_set_player(
+            state, e.seat, front=tk.sub(me.front, from_front),
+            behind=tk.sub(me.behind, from_behind),
+        ),
+        out_of_game=tk.add(state.out_of_game, tk.unfaced(removed)),
+        tallies=tuple(tallies),
+        snake_pending=tuple(s for s in state.snake_pending if s != e.seat),
+    )
+
+
+def _evolve_round_resolved(state: State, e: pb.RoundResolved) -> State:
+    players = tuple(
+        replace(p, soul=total) for p, total in zip(state.players, e.soul_totals, strict=True)
+    )
+    last = tuple(((t.moons, t.silver, t.bubbles), t.soul) for t in e.tallies)
+    return replace(state, players=players, last_round=last, last_round_no=e.round)
+
+
+def _evolve_game_ended(state: State, e: pb.GameEnded) -> State:
+    return replace(state, stage=pb.STAGE_OVER, winners=tuple(e.winners))
+
+
+_EVOLVE = {
+    "round_started": _evolve_round_started,
+    "faces_chosen": _evolve_faces_chosen,
+    "pact_played": _evolve_pact_played,
+    "pact_signed": _evolve_pact_signed,
+    "phase_ended": _evolve_phase_ended,
+    "tokens_drawn": _evolve_tokens_drawn,
+    "satisfaction_declared": _evolve_satisfaction,
+    "phase_started": _evolve_phase_started,
+    "round_ended": _evolve_round_ended,
+    "crown_used": _evolve_crown_used,
+    "tokens_revealed": _evolve_tokens_revealed,
+    "snake_discarded": _evolve_snake_discarded,
+    "round_resolved": _evolve_round_resolved,
+    "game_ended": _evolve_game_ended,
+}
+
+
+# ---- Legal actions ----------------------------------------------------------------------
+
+
+def legal_actions(state: State, seat: int) -> list[pb.Command]:
+    if seat not in to_act(state):
+        return []
+    stage = _stage(state)
+    if stage == pb.STAGE_CHOOSE_FACES:
+        me = state.player(seat)
+        return [
+            pb.Command(choose_faces=pb.ChooseFaces(palettes_on_moon=p, chess_on_bubble=c))
+            for p in range(me.behind[pb.PALETTE] + 1)
+            for c in range(me.behind[pb.CHESS] + 1)
+        ]
+    if stage == pb.STAGE_PLAY:
+        return _legal_plays(state, seat)
+    if stage == pb.STAGE_SIGN:
+        return [pb.Command(sign_pact=pb.SignPact(end=e)) for e in signable_ends(state)]
+    if stage == pb.STAGE_PHASE_END:
+        out = [pb.Command(draw_tokens=pb.DrawTokens())]
+        if state.satisfied_seat < 0:
+            out.append(pb.Command(declare_satisfaction=pb.DeclareSatisfaction()))
+        return out
+    if stage == pb.STAGE_CROWN:
+        pairs = [(pb.TOKEN_UNSPECIFIED, pb.TOKEN_UNSPECIFIED), (pb.MOON, pb.SILVER),
+                 (pb.MOON, pb.BUBBLE), (pb.SILVER, pb.BUBBLE)]
+        return [pb.Command(use_crown=pb.UseCrown(first=a, second=b)) for a, b in pairs]
+    if stage == pb.STAGE_SNAKE:
+        choices = tk.snake_choices(state.player(seat).tokens, state.tallies[seat])
+        return [pb.Command(discard_for_snake=pb.DiscardForSnake(price=p)) for p in choices]
+    return []
+
+
+def _legal_plays(state: State, seat: int) -> list[pb.Command]:
+    out = []
+    mortals = eligible_mortals(state, seat)
+    for hand_card in state.player(seat).hand:
+        for slot in (None, *range(len(state.public))):
+            played = hand_card if slot is None else state.public[slot]
+            for blank_end in _blank_ends(state, seat, played):
+                for mortal in mortals:
+                    out.append(pb.Command(play_pact=pb.PlayPact(
+                        card=hand_card, public_slot=slot, mortal=mortal, blank_end=blank_end
+                    )))
+    return out
+
+
+def _blank_ends(state: State, seat: int, played: int) -> list[pb.Price | None]:
+    pact = card(played)
+    if not pact.blank:
+        return [None]
+    if not can_play_blank(state, seat):
+        return []
+    printed = pact.ends[0][0]
+    return [pb.Price(token=t, quantity=q) for t in PRICES if t != printed for q in (1, 2, 3)]

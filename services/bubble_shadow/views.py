@@ -1,0 +1,139 @@
+"""What each seat may see: its own hand and the tokens behind its own screen; of the others,
+the tokens in front of their screens and only how many are behind (until the screens open
+before resolution). `redeal` re-deals everything a seat cannot see, for the leak test."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.bubble_shadow import tokens as tk
+from services.bubble_shadow.cards import card_pb, regular_ids
+from services.bubble_shadow.rules import Player, State, _stage, outcome, to_act
+from services.core.decider import Rng
+
+
+def _price(p: tuple[int, int] | None) -> pb.Price | None:
+    return pb.Price(token=p[0], quantity=p[1]) if p else None
+
+
+def _player_view(state: State, seat: int, player: Player, viewer: int | None) -> pb.PlayerView:
+    mine = viewer == seat
+    return pb.PlayerView(
+        seat=seat,
+        front=tk.to_pb(player.front),
+        behind_count=tk.total(player.behind),
+        behind=tk.to_pb(player.behind) if mine or state.revealed else [],
+        hand_count=len(player.hand),
+        hand=[card_pb(c) for c in player.hand] if mine else [],
+        pacts=[
+            pb.SignedPactView(card=s.card, mortal=s.mortal, magician_paid=_price(s.magician_paid),
+                              mortal_paid=_price(s.mortal_paid))
+            for s in player.pacts
+        ],
+        soul=player.soul,
+        satisfied=player.satisfied,
+    )
+
+
+def view(state: State, seat: int | None) -> pb.View:
+    out = outcome(state)
+    pending = state.pending
+    v = pb.View(
+        seat=seat,
+        to_act=to_act(state),
+        outcome=apb.Outcome(winners=out.winners, scores=out.scores, reason=out.reason)
+        if out
+        else None,
+        round=state.round,
+        stage=_stage(state),
+        magician=state.magician,
+        players=[_player_view(state, s, p, seat) for s, p in enumerate(state.players)],
+        public_pacts=[card_pb(c) for c in state.public],
+        pending=pb.PendingPact(
+            magician=pending.magician, mortal=pending.mortal, card=card_pb(pending.card),
+            blank_end=_price(pending.blank_end),
+        ) if pending else None,
+        bag_count=tk.total(state.bag),
+        complacency=state.complacency,
+        phase=state.phase,
+        final_phase=state.final_phase,
+        phase_order=state.phase_order,
+        revealed=state.revealed,
+        crown_swap=pb.UseCrown(first=state.crown_swap[0], second=state.crown_swap[1])
+        if state.crown_swap else None,
+        last_round=pb.RoundResolved(
+            round=state.last_round_no,
+            tallies=[pb.Tally(seat=i, moons=t[0], silver=t[1], bubbles=t[2], soul=s)
+                     for i, (t, s) in enumerate(state.last_round)],
+        ) if state.last_round else None,
+        crown_holder=state.crown_holder,
+        special_pacts_left=state.specials_left,
+        pool=tk.to_pb(tk.sub(state.pool, state.out_of_game)),
+    )
+    return v
+
+
+def _hide_deal(deal: pb.SeatDeal) -> None:
+    deal.ClearField("hand")
+    deal.ClearField("tokens")
+
+
+def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
+    kind = event.WhichOneof("kind")
+    if kind not in ("round_started", "tokens_drawn", "faces_chosen"):
+        return event
+    out = pb.Event()
+    out.CopyFrom(event)
+    if kind == "round_started":
+        for deal in out.round_started.deals:
+            if deal.seat != seat:
+                _hide_deal(deal)
+    elif kind == "tokens_drawn":
+        if out.tokens_drawn.deal.seat != seat:
+            _hide_deal(out.tokens_drawn.deal)
+    elif out.faces_chosen.seat != seat:
+        out.faces_chosen.ClearField("faces")
+    return out
+
+
+def redeal(state: State, seat: int, rng: Rng) -> State:
+    """The same game with everything `seat` cannot see dealt anew: the other hands (from the
+    regular pacts it has not seen), the tokens behind the other screens and the bag."""
+    others = [s for s in range(state.n) if s != seat]
+    seen = set(state.player(seat).hand) | set(state.public)
+    for p in state.players:
+        seen |= {s.card for s in p.pacts}
+    unseen = rng.shuffled([c for c in regular_ids() if c not in seen])
+    players = list(state.players)
+    for s in others:
+        k = len(players[s].hand)
+        players[s] = replace(players[s], hand=tuple(sorted(unseen[:k])))
+        unseen = unseen[k:]
+
+    # The bag and the hidden tokens behind other screens (all of it once screens are open
+    # is public, and then only the bag, whose content follows, is hidden).
+    hidden = [s for s in others if not state.revealed]
+    crown = tk.make({pb.CROWN: state.bag[pb.CROWN]})  # the Crown never goes behind a screen
+    pool = tk.unfaced(tk.sub(state.bag, crown))
+    for s in hidden:
+        pool = tk.add(pool, tk.unfaced(players[s].behind))
+    bag = pool
+    for s in hidden:
+        drawn = tk.draw(bag, tk.total(players[s].behind), rng)
+        bag = tk.sub(bag, drawn)
+        if s not in state.faces_pending:
+            drawn = _random_faces(drawn, rng)
+        players[s] = replace(players[s], behind=drawn)
+    return replace(state, players=tuple(players), bag=tk.add(bag, crown))
+
+
+def _random_faces(tokens: tk.Tokens, rng: Rng) -> tk.Tokens:
+    out = list(tokens)
+    for token in tk.UNFACED:
+        for _ in range(out[token]):
+            out[tk.FACES[token][rng.below(2)]] += 1
+        out[token] = 0
+    return tuple(out)

@@ -1,0 +1,146 @@
+"""A beam-search solver for solo levels: proves a level winnable by finding a winning line.
+
+It is a tool, not a bot: it plays on the full state with the real rules (solo draws are a
+function of the level, so the future is known). Each step expands one whole turn (the
+placements, an optional swap, the drop, then the powers) from every state of the beam and
+keeps the best `beam` states by the greedy bot's judgement of the table.
+
+    python -m services.bubblee.solver [beam]    # tries every level, prints what it finds
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
+from services.bubblee import bots, rules
+from services.core.decider import Rng, RuleError, Seat
+
+Line = tuple[pb.Command, ...]
+
+
+def _after(state: rules.State, command: pb.Command) -> tuple[rules.State, bool] | None:
+    """The state after a command, and whether the turn (or the game) ended with it."""
+    try:
+        events = rules.decide(state, state.turn, command, Rng(b"solver", 0))
+    except RuleError:
+        return None
+    ended = False
+    for ev in events:
+        state = rules.evolve(state, ev)
+        ended = ended or ev.WhichOneof("kind") in ("turn_ended", "game_over")
+    return state, ended
+
+
+def _value(state: rules.State) -> float:
+    return bots._standing(state, 0)
+
+
+def _turns(
+    state: rules.State, line: Line, drops: int, powers: int
+) -> Iterator[tuple[rules.State, Line]]:
+    """Every way (after pruning) to play the current turn to its end."""
+    legal = rules.legal_actions(state, 0)
+    if state.phase == pb.PHASE_PLACE:
+        children = legal
+    elif state.phase == pb.PHASE_ACTION:
+        children = _best_actions(state, legal, drops)
+    else:
+        children = _best_powers(state, legal, powers)
+    for command in children:
+        result = _after(state, command)
+        if result is None:
+            continue
+        after, ended = result
+        if ended:
+            yield after, (*line, command)
+        else:
+            yield from _turns(after, (*line, command), drops, powers)
+
+
+def _best_actions(state: rules.State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
+    """The drops (and swaps leading to drops) the greedy judgement likes most."""
+    scored: list[tuple[float, int, pb.Command]] = []
+    for command in legal:
+        kind = command.WhichOneof("kind")
+        if kind == "drop":
+            a = command.drop.a.row * 5 + command.drop.a.column
+            b = command.drop.b.row * 5 + command.drop.b.column
+            value = bots.drop_value(state, 0, state.sky, a, b)
+        else:
+            result = _after(state, command)
+            if result is None or result[0].outcome is not None:
+                continue
+            after = result[0]
+            value = max(
+                (v for a, b in rules._drop_pairs(0)
+                 if (v := bots.drop_value(after, 0, after.sky, a, b)) is not None),
+                default=None,
+            )
+        if value is not None:
+            scored.append((value, len(scored), command))
+    scored.sort(reverse=True)
+    return [c for _, _, c in scored[:keep]]
+
+
+def _best_powers(state: rules.State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
+    scored: list[tuple[float, int, pb.Command]] = []
+    for command in legal:
+        result = _after(state, command)
+        if result is not None:
+            scored.append((_value(result[0]), len(scored), command))
+    scored.sort(reverse=True)
+    return [c for _, _, c in scored[:keep]]
+
+
+def solve(
+    number: int, beam: int = 6, drops: int = 6, powers: int = 4, max_turns: int = 60
+) -> Line | None:
+    """A winning line of commands for solo level `number`, or None if none was found."""
+    state = rules.evolve(
+        None, rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"solver", 0))[0]
+    )
+    frontier: list[tuple[rules.State, Line]] = [(state, ())]
+    for _ in range(max_turns):
+        found: dict[rules.State, Line] = {}
+        for start, line in frontier:
+            for after, turn in _turns(start, (), drops, powers):
+                if after.outcome is not None:
+                    if after.outcome.winners == (0,):
+                        return line + turn
+                    continue
+                found.setdefault(after, line + turn)
+        if not found:
+            return None
+        ranked = sorted(found.items(), key=lambda item: _value(item[0]), reverse=True)
+        frontier = [(s, line) for s, line in ranked[:beam]]
+    return None
+
+
+def replay_line(number: int, line: Line) -> rules.State:
+    """Play a line through the real rules (any seed: solo draws are the level's)."""
+    events = rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"check", 0))
+    state = None
+    for ev in events:
+        state = rules.evolve(state, ev)
+    assert state is not None
+    for version, command in enumerate(line, start=1):
+        for ev in rules.decide(state, 0, command, Rng(b"check", version)):
+            state = rules.evolve(state, ev)
+    return state
+
+
+def main() -> None:
+    from services.bubblee.levels import all_levels
+
+    beam = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    for lvl in all_levels():
+        line = solve(lvl.number, beam=beam)
+        verdict = f"won in {len(line)} commands" if line else "no win found"
+        print(f"level {lvl.number:2} {lvl.name:16} {verdict}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

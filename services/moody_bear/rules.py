@@ -1,0 +1,605 @@
+"""Moody Bear Kingdom: the decider (setup, decide, to_act, legal_actions, outcome).
+
+A turn: proclaim victory (only first), or any of one trade and any number of item plays,
+then end the turn; a turn in which nothing was done ends by drawing a card (pass). Every
+announced item or combo opens a response window in which the other players may Cancel; a
+drawn Dark Swallow opens one in which anyone may play a Mace of Light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import permutations
+
+from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
+
+from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+
+from . import cards as C
+from .cards import DARK_SWALLOW, DUO_JEWEL, GEM_OF, OPPONENT, SOLO, Card, card_name, combo_of
+from .state import (
+    ARRANGE,
+    MACE_ENTRY,
+    OVER,
+    PASSING,
+    SWALLOW_ENTRY,
+    TRADE,
+    TURN,
+    WINDOW,
+    Entry,
+    State,
+    chain_base,
+    evolve,
+    neighbour,
+    next_seat,
+    passers,
+    waiting,
+)
+
+Events = list[pb.Event]
+
+# ---- setup ------------------------------------------------------------------------------
+
+
+def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> Events:
+    """Deal the team cards face down, 5 item cards each, then shuffle the Dark Swallow into
+    the rest, which becomes the drawing deck. The first player is chosen at random."""
+    n = len(seats)
+    if not 3 <= n <= 5:
+        raise MalformedCommand("PLAYER_COUNT", f"Moody Bear Kingdom takes 3 to 5 players, not {n}")
+    if options.five_player_structure and n != 4:
+        raise MalformedCommand(
+            "FIVE_PLAYER_STRUCTURE", "the 5-player structure is an option of the 4-player game"
+        )
+    if options.response_deadline_seconds < 0:
+        raise MalformedCommand("DEADLINE", "the response deadline cannot be negative")
+
+    events = [pb.Event(started=pb.Started(options=options, players=n))]
+
+    team_cards = rng.shuffled(C.TEAMS_BY_PLAYERS[5 if options.five_player_structure else n])
+    for seat in range(n):
+        events.append(pb.Event(team_dealt=pb.TeamDealt(seat=seat, team=team_cards[seat])))
+    for team in team_cards[n:]:
+        events.append(pb.Event(team_set_aside=pb.TeamSetAside(team=team)))
+
+    items = rng.shuffled([c for c in C.deck_cards(options.duo_jewel) if c != DARK_SWALLOW])
+    for seat in range(n):
+        hand = sorted(items[seat * C.HAND_SIZE : (seat + 1) * C.HAND_SIZE])
+        events.append(pb.Event(hand_dealt=pb.HandDealt(seat=seat, cards=hand, count=len(hand))))
+    rest = items[n * C.HAND_SIZE :]
+    rest.insert(rng.below(len(rest) + 1), DARK_SWALLOW)
+    events.append(pb.Event(deck_formed=pb.DeckFormed(cards=rest, count=len(rest))))
+    events.append(pb.Event(first_player=pb.FirstPlayer(seat=rng.below(n))))
+    return events
+
+
+# ---- decide -----------------------------------------------------------------------------
+
+
+def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> Events:
+    kind = command.WhichOneof("kind")
+    if kind is None:
+        raise MalformedCommand("NO_COMMAND", "the command says nothing to do")
+    body = getattr(command, kind)
+    if kind == "close_window":
+        return close_window(state, seat, body, rng)
+    if seat is None:
+        raise RuleError("SEAT_REQUIRED", "only a player can send this command")
+    if not 0 <= seat < state.players:
+        raise MalformedCommand("SEAT_OUT_OF_RANGE", f"there is no seat {seat}")
+    return DECIDERS[kind](state, seat, body, rng)
+
+
+# ---- checks shared by the commands ------------------------------------------------------
+
+
+def check_card(card: int, field: str) -> None:
+    if card not in C.ALL_CARDS:
+        raise MalformedCommand("NO_CARD", f"{field} names no card", field)
+
+
+def check_target(state: State, seat: int, target: int, field: str = "target") -> None:
+    if not 0 <= target < state.players:
+        raise MalformedCommand("TARGET_OUT_OF_RANGE", f"there is no seat {target}", field)
+    if target == seat:
+        raise RuleError("TARGET_IS_YOU", "choose another player, not yourself", field)
+
+
+def check_not_over(state: State) -> None:
+    if state.phase == OVER:
+        raise RuleError("GAME_OVER", "the game is over")
+
+
+def check_my_turn(state: State, seat: int) -> None:
+    check_not_over(state)
+    if state.phase != TURN or seat != state.turn:
+        if seat != state.turn:
+            raise RuleError("NOT_YOUR_TURN", "it is not your turn")
+        raise RuleError("WAIT", f"wait: {UNDER_WAY.get(state.phase, 'the game is busy')}")
+
+
+UNDER_WAY = {
+    TRADE: "a trade is waiting for an answer",
+    WINDOW: "a response window is open",
+    ARRANGE: "the top cards are being rearranged",
+    PASSING: "the players are choosing cards to pass",
+}
+
+
+def check_holds(state: State, seat: int, cards: Sequence[Card]) -> None:
+    if not C.holds(state.hands[seat], cards):
+        names = " + ".join(card_name(c) for c in cards)
+        raise RuleError("CARD_NOT_IN_HAND", f"you do not hold {names}")
+
+
+# ---- draws ------------------------------------------------------------------------------
+
+
+def draw(state: State, seat: int, ends_turn: bool, rng: Rng) -> Events:
+    """Draw one card; an empty deck is first refilled with the shuffled discard pile. A
+    Dark Swallow is shown to all and opens a window instead of joining the hand."""
+    events: Events = []
+    deck = state.deck
+    if not deck and state.discard:
+        deck = tuple(rng.shuffled(state.discard))
+        events.append(pb.Event(deck_reshuffled=pb.DeckReshuffled(cards=deck, count=len(deck))))
+    if not deck:
+        events.append(pb.Event(nothing_to_draw=pb.NothingToDraw(seat=seat)))
+    elif deck[0] == DARK_SWALLOW:
+        swallow = pb.DarkSwallowDrawn(seat=seat, ends_turn=ends_turn)
+        return [*events, pb.Event(dark_swallow_drawn=swallow)]
+    else:
+        events.append(pb.Event(card_drawn=pb.CardDrawn(seat=seat, card=deck[0])))
+    if ends_turn:
+        events.append(end_of_turn(state))
+    return events
+
+
+def end_of_turn(state: State) -> pb.Event:
+    return pb.Event(turn_ended=pb.TurnEnded(seat=state.turn, next=next_seat(state, state.turn)))
+
+
+# ---- proclaiming victory ----------------------------------------------------------------
+
+
+def proclaim(state: State, seat: int, cmd: pb.Proclaim, rng: Rng) -> Events:
+    """Name your teammate (if any); both reveal team cards and hands. The team wins if both
+    are on the proclaimer's team and together hold the required gems; else the opposing
+    colour team wins."""
+    teammate = cmd.teammate if cmd.HasField("teammate") else None
+    if teammate is not None:
+        check_target(state, seat, teammate, "teammate")
+    check_my_turn(state, seat)
+    if state.acted:
+        raise RuleError("PROCLAIM_FIRST", "victory is proclaimed only before any other action")
+    team = state.teams[seat]
+    if team == SOLO:
+        raise RuleError("SOLO_CANNOT_PROCLAIM", "the Solo team wins only by the Dark Swallow")
+    if not any(c in (GEM_OF[team], DUO_JEWEL) for c in state.hands[seat]):
+        raise RuleError("NO_GEM", "you may proclaim only while holding one of your gems")
+
+    named = [seat] if teammate is None else [seat, teammate]
+    gems = sum(gem_count(state, s, team) for s in named)
+    needed = required_gems(state, team)
+    same_team = all(state.teams[s] == team for s in named)
+    won = same_team and gems >= needed
+    winning = team if won else OPPONENT[team]
+    reveals = [
+        pb.Reveal(seat=s, team=state.teams[s], cards=state.hands[s]) for s in named
+    ]
+    event = pb.Proclaimed(seat=seat, reveals=reveals, gems=gems, required=needed)
+    if teammate is not None:
+        event.teammate = teammate
+    reason = "proclaimed victory" if won else "wrong proclamation"
+    return [pb.Event(proclaimed=event), game_over(state, winning, reason)]
+
+
+def gem_count(state: State, seat: int, team: int) -> int:
+    """The team's gems in a hand; the Duo Jewel stands in for either gem."""
+    return sum(1 for c in state.hands[seat] if c in (GEM_OF[team], DUO_JEWEL))
+
+
+def required_gems(state: State, team: int) -> int:
+    """3 gems, or 2 for a colour team of exactly one member."""
+    members = sum(1 for t in state.teams if t == team)
+    return 2 if members == 1 else 3
+
+
+def game_over(state: State, winning_team: int, reason: str) -> pb.Event:
+    winners = [s for s in range(state.players) if state.teams[s] == winning_team]
+    return pb.Event(
+        game_ended=pb.GameEnded(
+            winners=winners, winning_team=winning_team, reason=reason, teams=state.teams
+        )
+    )
+
+
+# ---- trading ----------------------------------------------------------------------------
+
+
+def offer(state: State, seat: int, cmd: pb.Offer, rng: Rng) -> Events:
+    check_card(cmd.card, "card")
+    check_target(state, seat, cmd.target)
+    check_my_turn(state, seat)
+    if state.traded:
+        raise RuleError("ALREADY_TRADED", "you may trade only once per turn")
+    check_holds(state, seat, [cmd.card])
+    return [pb.Event(trade_offered=pb.TradeOffered(seat=seat, target=cmd.target, card=cmd.card))]
+
+
+def check_trade_target(state: State, seat: int) -> None:
+    check_not_over(state)
+    if state.phase != TRADE or state.trade is None:
+        raise RuleError("NO_TRADE", "no trade is waiting for an answer")
+    if seat != state.trade.target:
+        raise RuleError("NOT_YOUR_TRADE", "the trade was not offered to you")
+
+
+def accept(state: State, seat: int, cmd: pb.Accept, rng: Rng) -> Events:
+    """Keep the offered card and give back one of your own cards, of your choice."""
+    check_card(cmd.give, "give")
+    check_trade_target(state, seat)
+    assert state.trade is not None
+    if not state.hands[seat]:
+        raise RuleError("NOTHING_TO_RETURN", "you have no card to give back: reject the trade")
+    check_holds(state, seat, [cmd.give])
+    t = state.trade
+    accepted = pb.TradeAccepted(seat=t.seat, target=t.target, offered=t.card, returned=cmd.give)
+    return [pb.Event(trade_accepted=accepted)]
+
+
+def reject(state: State, seat: int, cmd: pb.Reject, rng: Rng) -> Events:
+    """The offerer takes the card back and draws one card."""
+    check_trade_target(state, seat)
+    assert state.trade is not None
+    rejected = pb.Event(trade_rejected=pb.TradeRejected(seat=state.trade.seat, target=seat))
+    after = evolve(state, rejected)
+    return [rejected, *draw(after, state.trade.seat, ends_turn=False, rng=rng)]
+
+
+# ---- playing items and combos -----------------------------------------------------------
+
+
+def play(state: State, seat: int, cmd: pb.Play, rng: Rng) -> Events:
+    """Announce an item or a combo: it opens a response window."""
+    for card in cmd.cards:
+        check_card(card, "cards")
+    combo = check_play_shape(cmd)
+    if cmd.HasField("target"):
+        check_target(state, seat, cmd.target)
+    if combo is None:
+        if len(cmd.cards) == 1 and cmd.cards[0] in (C.CANCEL, C.MACE):
+            raise RuleError(
+                "NOT_NOW", f"a {card_name(cmd.cards[0])} is played only to answer in a window"
+            )
+        names = " + ".join(card_name(c) for c in cmd.cards) or "nothing"
+        raise MalformedCommand("NOT_A_COMBO", f"{names} is not an item or combo you can play")
+    check_my_turn(state, seat)
+    check_holds(state, seat, list(cmd.cards))
+    announced = pb.Play(cards=sorted(cmd.cards), direction=cmd.direction, named=cmd.named)
+    if cmd.HasField("target"):
+        announced.target = cmd.target
+    return [pb.Event(announced=pb.Announced(seat=seat, play=announced))]
+
+
+def check_play_shape(cmd: pb.Play) -> str | None:
+    """The combo the cards make, once its extra fields are exactly the ones it takes."""
+    combo = combo_of(cmd.cards)
+    if combo is None:
+        return None
+    if (combo in C.TARGETED) != cmd.HasField("target"):
+        word = "needs" if combo in C.TARGETED else "takes no"
+        raise MalformedCommand("TARGET", f"this play {word} a target", "target")
+    if (combo == C.PASS_AROUND) != (cmd.direction != pb.DIRECTION_UNSPECIFIED):
+        word = "needs" if combo == C.PASS_AROUND else "takes no"
+        raise MalformedCommand("DIRECTION", f"this play {word} a direction", "direction")
+    if cmd.direction not in pb.Direction.values():
+        raise MalformedCommand("DIRECTION", "unknown direction", "direction")
+    if (combo == C.REQUEST) != (cmd.named != pb.CARD_UNSPECIFIED):
+        word = "needs" if combo == C.REQUEST else "takes no"
+        raise MalformedCommand("NAMED", f"this play {word} a named card", "named")
+    if combo == C.REQUEST:
+        check_card(cmd.named, "named")
+    return combo
+
+
+# ---- response windows -------------------------------------------------------------------
+
+
+def check_may_answer(state: State, seat: int) -> None:
+    check_not_over(state)
+    if state.phase != WINDOW:
+        raise RuleError("NO_WINDOW", "no response window is open")
+    if seat not in waiting(state):
+        raise RuleError("NOT_YOURS_TO_ANSWER", "you may not answer this card now")
+
+
+def cancel(state: State, seat: int, cmd: pb.PlayCancel, rng: Rng) -> Events:
+    check_may_answer(state, seat)
+    if state.stack[-1].kind == SWALLOW_ENTRY:
+        raise RuleError("SWALLOW_NOT_CANCELLABLE", "the Dark Swallow cannot be cancelled")
+    check_holds(state, seat, [C.CANCEL])
+    return [pb.Event(cancel_played=pb.CancelPlayed(seat=seat))]
+
+
+def mace(state: State, seat: int, cmd: pb.PlayMace, rng: Rng) -> Events:
+    check_may_answer(state, seat)
+    if state.stack[-1].kind != SWALLOW_ENTRY:
+        raise RuleError("NO_DARK_SWALLOW", "a Mace of Light answers only the Dark Swallow")
+    check_holds(state, seat, [C.MACE])
+    return [pb.Event(mace_played=pb.MacePlayed(seat=seat))]
+
+
+def decline(state: State, seat: int, cmd: pb.Decline, rng: Rng) -> Events:
+    """Pass in the window; the last pass closes it."""
+    check_may_answer(state, seat)
+    event = pb.Event(declined=pb.Declined(seat=seat))
+    after = evolve(state, event)
+    if waiting(after):
+        return [event]
+    return [event, *resolve_window(after, by_deadline=False, rng=rng)]
+
+
+def close_window(state: State, seat: int | None, cmd: pb.CloseWindow, rng: Rng) -> Events:
+    """The response deadline expired: everyone who has not answered passes."""
+    if seat is not None:
+        raise RuleError("SYSTEM_ONLY", "only the server closes a window, when its deadline expires")
+    check_not_over(state)
+    if state.deadline <= 0:
+        raise RuleError("NO_DEADLINE", "this game has no response deadline")
+    if state.phase != WINDOW:
+        raise RuleError("NO_WINDOW", "no response window is open")
+    if cmd.window_id != state.window_id:
+        raise RuleError("STALE_WINDOW", f"window {cmd.window_id} is no longer open")
+    return resolve_window(state, by_deadline=True, rng=rng)
+
+
+def resolve_window(state: State, by_deadline: bool, rng: Rng) -> Events:
+    """Everyone passed: the chain resolves last-in first-out, so an odd number of Cancels
+    voids the card beneath them. An unanswered Dark Swallow ends the game."""
+    top = state.stack[-1]
+    if top.kind == SWALLOW_ENTRY:
+        closed = pb.WindowClosed(by_deadline=by_deadline)
+        return [pb.Event(window_closed=closed), game_over(state, SOLO, "the Dark Swallow")]
+    base_index = chain_base(state.stack)
+    cancels = len(state.stack) - 1 - base_index
+    cancelled = cancels % 2 == 1
+    closed = pb.Event(
+        window_closed=pb.WindowClosed(by_deadline=by_deadline, cancelled=cancelled, cancels=cancels)
+    )
+    after = evolve(state, closed)
+    base = state.stack[base_index]
+    if cancelled:
+        return [closed]
+    if base.kind == MACE_ENTRY:
+        return [closed, *stop_swallow(after, rng)]
+    return [closed, *resolve_item(after, base, rng)]
+
+
+def stop_swallow(state: State, rng: Rng) -> Events:
+    """A Mace of Light stopped the Dark Swallow: it goes back into the deck at random."""
+    position = rng.below(len(state.deck) + 1)
+    back = pb.DarkSwallowReturned(position=position, deck_count=len(state.deck) + 1)
+    events = [pb.Event(dark_swallow_returned=back)]
+    if state.swallow_ends_turn:
+        events.append(end_of_turn(state))
+    return events
+
+
+def resolve_item(state: State, entry: Entry, rng: Rng) -> Events:
+    """The effect of an item or combo that nobody cancelled."""
+    me = entry.seat
+    target = entry.target if entry.target is not None else -1  # set for targeted plays
+    combo = combo_of(entry.cards)
+    if combo == C.REVEAL_IDENTITY:
+        looked = pb.IdentityLooked(seat=me, target=target, team=state.teams[target])
+        return [pb.Event(identity_looked=looked)]
+    if combo == C.SWAP_HAND:
+        mine, theirs = state.hands[me], state.hands[target]
+        swapped = pb.HandsSwapped(
+            seat=me,
+            target=target,
+            seat_cards=mine,
+            target_cards=theirs,
+            seat_count=len(mine),
+            target_count=len(theirs),
+        )
+        return [pb.Event(hands_swapped=swapped)]
+    if combo == C.SHUFFLE_THE_DECK:
+        deck = rng.shuffled(state.deck)
+        return [pb.Event(deck_shuffled=pb.DeckShuffled(cards=deck, count=len(deck)))]
+    if combo == C.STEAL:
+        victim = state.hands[target]
+        if not victim:
+            return [pb.Event(card_stolen=pb.CardStolen(seat=me, target=target, stolen=False))]
+        card = victim[rng.below(len(victim))]
+        stolen = pb.CardStolen(seat=me, target=target, stolen=True, card=card)
+        return [pb.Event(card_stolen=stolen)]
+    if combo == C.LOOK_AT_HAND:
+        looked_at = pb.HandLooked(seat=me, target=target, cards=state.hands[target])
+        return [pb.Event(hand_looked=looked_at)]
+    if combo == C.TOP_THREE:
+        top = state.deck[:3]
+        return [pb.Event(top_cards_taken=pb.TopCardsTaken(seat=me, cards=top, count=len(top)))]
+    if combo == C.PASS_AROUND:
+        started = pb.Event(passing_started=pb.PassingStarted(direction=entry.direction))
+        after = evolve(state, started)
+        if passers(after):
+            return [started]
+        return [started, pb.Event(cards_passed=pb.CardsPassed(direction=entry.direction))]
+    if combo == C.REQUEST:
+        given = entry.named in state.hands[target]
+        requested = pb.CardRequested(seat=me, target=target, card=entry.named, given=given)
+        return [pb.Event(card_requested=requested)]
+    raise AssertionError(f"unknown combo {combo}")
+
+
+# ---- after the effects ------------------------------------------------------------------
+
+
+def arrange(state: State, seat: int, cmd: pb.Arrange, rng: Rng) -> Events:
+    """Put the looked-at cards back on top of the deck in the chosen order."""
+    for card in cmd.order:
+        check_card(card, "order")
+    check_not_over(state)
+    if state.phase != ARRANGE or seat != state.turn:
+        raise RuleError("NOTHING_TO_ARRANGE", "you are not rearranging cards")
+    if sorted(cmd.order) != sorted(state.top):
+        raise RuleError("NOT_THOSE_CARDS", "give the order of exactly the cards you looked at")
+    arranged = pb.TopCardsArranged(seat=seat, cards=cmd.order, count=len(cmd.order))
+    return [pb.Event(top_cards_arranged=arranged)]
+
+
+def choose_pass(state: State, seat: int, cmd: pb.ChoosePass, rng: Rng) -> Events:
+    """Choose the card to pass; once everyone has chosen, all the cards move together."""
+    check_card(cmd.card, "card")
+    check_not_over(state)
+    if state.phase != PASSING:
+        raise RuleError("NOT_PASSING", "no one is passing cards now")
+    if seat not in passers(state):
+        raise RuleError("ALREADY_CHOSEN", "you have already chosen, or hold no card")
+    check_holds(state, seat, [cmd.card])
+    chosen = pb.Event(pass_card_chosen=pb.PassCardChosen(seat=seat, card=cmd.card))
+    after = evolve(state, chosen)
+    if passers(after):
+        return [chosen]
+    transfers = [
+        pb.Transfer(seat=s, to=neighbour(after, s, after.direction), card=card)
+        for s, card in enumerate(after.choices)
+        if card
+    ]
+    passed = pb.CardsPassed(direction=after.direction, transfers=transfers)
+    return [chosen, pb.Event(cards_passed=passed)]
+
+
+def pass_turn(state: State, seat: int, cmd: pb.PassTurn, rng: Rng) -> Events:
+    """Doing nothing this turn: draw one card."""
+    check_my_turn(state, seat)
+    if state.acted:
+        raise RuleError("ALREADY_ACTED", "you have acted this turn: end it without drawing")
+    return draw(state, seat, ends_turn=True, rng=rng)
+
+
+def end_turn(state: State, seat: int, cmd: pb.EndTurn, rng: Rng) -> Events:
+    check_my_turn(state, seat)
+    if not state.acted:
+        raise RuleError("NOTHING_DONE", "you have done nothing this turn: pass by drawing a card")
+    return [end_of_turn(state)]
+
+
+DECIDERS = {
+    "proclaim": proclaim,
+    "offer": offer,
+    "accept": accept,
+    "reject": reject,
+    "play": play,
+    "cancel": cancel,
+    "mace": mace,
+    "decline": decline,
+    "pass_turn": pass_turn,
+    "end_turn": end_turn,
+    "arrange": arrange,
+    "choose_pass": choose_pass,
+}
+
+# ---- who acts, what they may do, how it ended ---------------------------------------------
+
+
+def to_act(state: State) -> list[int]:
+    if state.phase == TURN or state.phase == ARRANGE:
+        return [state.turn]
+    if state.phase == TRADE:
+        assert state.trade is not None
+        return [state.trade.target]
+    if state.phase == WINDOW:
+        return list(waiting(state))
+    if state.phase == PASSING:
+        return list(passers(state))
+    return []
+
+
+def outcome(state: State) -> Outcome | None:
+    if state.phase != OVER or state.winners is None:
+        return None
+    return Outcome(winners=state.winners, reason=state.reason)
+
+
+def nameable_cards(state: State) -> list[Card]:
+    """Cards worth naming with the three-card combo: any that can be in a hand."""
+    return [
+        c for c in C.ALL_CARDS if c != DARK_SWALLOW and (c != DUO_JEWEL or state.duo_jewel)
+    ]
+
+
+def legal_actions(state: State, seat: int) -> list[pb.Command]:
+    if seat not in to_act(state):
+        return []
+    hand = state.hands[seat]
+    if state.phase == TURN:
+        return turn_actions(state, seat)
+    if state.phase == TRADE:
+        gives = [pb.Command(accept=pb.Accept(give=c)) for c in sorted(set(hand))]
+        return [*gives, pb.Command(reject=pb.Reject())]
+    if state.phase == WINDOW:
+        answers = [pb.Command(decline=pb.Decline())]
+        swallow = state.stack[-1].kind == SWALLOW_ENTRY
+        if swallow and C.MACE in hand:
+            answers.append(pb.Command(mace=pb.PlayMace()))
+        if not swallow and C.CANCEL in hand:
+            answers.append(pb.Command(cancel=pb.PlayCancel()))
+        return answers
+    if state.phase == ARRANGE:
+        orders = sorted(set(permutations(state.top)))
+        return [pb.Command(arrange=pb.Arrange(order=order)) for order in orders]
+    if state.phase == PASSING:
+        return [pb.Command(choose_pass=pb.ChoosePass(card=c)) for c in sorted(set(hand))]
+    return []
+
+
+def turn_actions(state: State, seat: int) -> list[pb.Command]:
+    hand = state.hands[seat]
+    others = [s for s in range(state.players) if s != seat]
+    commands: list[pb.Command] = []
+    team = state.teams[seat]
+    if not state.acted and team != SOLO and any(c in (GEM_OF[team], DUO_JEWEL) for c in hand):
+        commands.append(pb.Command(proclaim=pb.Proclaim()))
+        commands += [pb.Command(proclaim=pb.Proclaim(teammate=s)) for s in others]
+    if not state.traded:
+        for card in sorted(set(hand)):
+            commands += [pb.Command(offer=pb.Offer(target=s, card=card)) for s in others]
+    for cards, combo in C.COMBOS.items():
+        if not C.holds(hand, cards):
+            continue
+        if combo == C.PASS_AROUND:
+            for direction in (pb.LEFT, pb.RIGHT):
+                commands.append(pb.Command(play=pb.Play(cards=cards, direction=direction)))
+        elif combo == C.REQUEST:
+            for s in others:
+                for named in nameable_cards(state):
+                    commands.append(pb.Command(play=pb.Play(cards=cards, target=s, named=named)))
+        elif combo in C.TARGETED:
+            commands += [pb.Command(play=pb.Play(cards=cards, target=s)) for s in others]
+        else:
+            commands.append(pb.Command(play=pb.Play(cards=cards)))
+    if state.acted:
+        commands.append(pb.Command(end_turn=pb.EndTurn()))
+    else:
+        commands.append(pb.Command(pass_turn=pb.PassTurn()))
+    return commands
+
+
+def may(state: State, seat: int) -> list[str]:
+    """The kinds of command a seat may send now (shown in its view)."""
+    kinds = [c.WhichOneof("kind") for c in legal_actions(state, seat)]
+    return list(dict.fromkeys(k for k in kinds if k))
+
+
+
+def deadline(state: State) -> tuple[int, pb.Command] | None:
+    """The server's pending timeout, for the platform's deadline scheduler: (seconds, the
+    command to send as seat None once they have passed). The command names the window, so a
+    scheduler re-arms whenever this value changes and a late firing is refused as stale."""
+    if state.phase != WINDOW or state.deadline <= 0:
+        return None
+    close = pb.Command(close_window=pb.CloseWindow(window_id=state.window_id))
+    return state.deadline, close

@@ -1,0 +1,30 @@
+"""Shadow Council: hidden shadow identities, 32 cards, 12 events, guessing (4-6 players)."""
+
+from __future__ import annotations
+
+from arbiter.shadow_council.v1 import shadow_council_pb2
+
+from services.core.decider import Game
+from services.shadow_council import rules, views
+from services.shadow_council.bots import BOTS
+from services.shadow_council.state import State, evolve
+
+GAME: Game[State] = Game(
+    name="shadow_council",
+    title="Shadow Council",
+    pb=shadow_council_pb2,
+    min_seats=4,
+    max_seats=6,
+    standard_seats=5,
+    setup=rules.setup,
+    decide=rules.decide,
+    evolve=evolve,
+    view=views.view,
+    redact=views.redact,
+    to_act=rules.to_act,
+    legal_actions=rules.legal_actions,
+    outcome=rules.outcome,
+    bots=dict(BOTS),
+    default_bot="sleuth",
+    redeal=views.redeal,
+)

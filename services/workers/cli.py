@@ -1,0 +1,199 @@
+"""The workers' `arbiter` subcommands.
+
+    arbiter replay --rebuild                 drop every read model and rebuild it from the streams
+    arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
+    arbiter stats <game>                     the statistics read model of a game
+    arbiter workers projections|deadlines    run a projection consumer / the deadline scheduler
+    arbiter workers ai|sim [-c K]            run a Celery worker on queue `ai` or `sim`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from services.core.store import MemoryStore, Store
+from services.workers import gameset
+
+log = logging.getLogger("arbiter.workers")
+
+
+def add_parsers(sub: Any) -> None:
+    sim = sub.add_parser("simulate", help="play bots against each other and report win rates")
+    sim.add_argument("game")
+    sim.add_argument("--games", type=int, default=1000)
+    sim.add_argument("--bots", required=True, help="one bot per seat, comma-separated")
+    sim.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
+    sim.add_argument("--seed", default="0", help="the same seed gives the same report")
+    sim.add_argument("--options", default="", help="the game's Options, in text format")
+    sim.add_argument("--fixed-seats", action="store_true", help="do not rotate the seats")
+    sim.add_argument("--local", action="store_true",
+                     help="play here even when ARBITER_BROKER_URL is set")
+    sim.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    stats = sub.add_parser("stats", help="a game's statistics from the read model")
+    stats.add_argument("game")
+
+    workers = sub.add_parser("workers", help="run a worker (projections, deadlines, ai, sim)")
+    workers.add_argument("kind", choices=["projections", "deadlines", "ai", "sim"])
+    workers.add_argument("-c", "--concurrency", type=int, default=0,
+                         help="Celery worker processes (default: one per core)")
+
+
+def _open(url: str = "") -> tuple[Store, Any]:
+    """The event store and the read model the environment names (Redis or the embedded)."""
+    from services.workers.readmodel import MemoryReadModel, RedisReadModel
+
+    url = url or os.environ.get("ARBITER_REDIS_URL", "")
+    if url:
+        from services.core.redis_store import RedisStore
+
+        store = RedisStore(url)
+        return store, RedisReadModel(store.redis)
+    data_dir = os.environ.get("ARBITER_DATA_DIR", "var")
+    return MemoryStore(os.path.join(data_dir, "arbiter.aof")), MemoryReadModel()
+
+
+# ---- rebuild -----------------------------------------------------------------------------
+
+
+async def rebuild(args: argparse.Namespace) -> int:
+    from services.workers.projections import SNAPSHOT_EVERY
+    from services.workers.projections import rebuild as rebuild_all
+
+    store, rm = _open()
+    games = gameset.all_games()
+    t0 = time.perf_counter()
+    done = await rebuild_all(store, rm, games, SNAPSHOT_EVERY)
+    seconds = time.perf_counter() - t0
+    print(f"rebuilt the read models of {done} games in {seconds:.2f} s"
+          + ("" if os.environ.get("ARBITER_REDIS_URL") else
+             " (embedded store: the server rebuilds its in-memory read models at start)"))
+    await store.close()
+    return 0
+
+
+# ---- simulate ----------------------------------------------------------------------------
+
+
+def simulate(args: argparse.Namespace) -> int:
+    from google.protobuf import text_format
+
+    from services.workers.simulate import Plan, progress_bar, render, run
+
+    try:
+        game = gameset.game(args.game)
+    except KeyError:
+        print(f"unknown game {args.game!r}", file=sys.stderr)
+        return 2
+    options = text_format.Parse(args.options, game.pb.Options()) if args.options else None
+    plan = Plan(args.game, args.games, [b.strip() for b in args.bots.split(",") if b.strip()],
+                seed=args.seed, options=options.SerializeToString() if options else b"",
+                rotate=not args.fixed_seats, workers=max(1, args.workers))
+    broker = "" if args.local else os.environ.get("ARBITER_BROKER_URL", "")
+    try:
+        report = run(plan, progress=None if args.json else progress_bar(sys.stderr),
+                     broker_url=broker)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2, sort_keys=True) if args.json else render(report))
+    return 0
+
+
+# ---- stats -------------------------------------------------------------------------------
+
+
+async def stats(args: argparse.Namespace) -> int:
+    from services.workers.projections import rebuild as rebuild_all
+
+    store, rm = _open()
+    if isinstance(store, MemoryStore):  # the embedded store: project its file here
+        await rebuild_all(store, rm, gameset.all_games(), 0)
+    counters = await rm.stats(args.game)
+    await store.close()
+    if not counters:
+        print(f"no statistics for {args.game} yet")
+        return 0
+    finished = counters.get("finished", 0)
+    print(f"{args.game}: {counters.get('started', 0)} games started, {finished} finished")
+    if finished:
+        print(f"  average length {counters.get('length_sum', 0) / finished:.1f} commands")
+    for key in sorted(counters):
+        if key.startswith(("seat|", "lineup|", "obs:", "event:")):
+            print(f"  {key}: {counters[key]}")
+    return 0
+
+
+# ---- workers -----------------------------------------------------------------------------
+
+
+def workers(args: argparse.Namespace) -> int:
+    if args.kind in {"ai", "sim"}:
+        from services.workers.celery_app import make_app
+
+        argv = ["worker", "-Q", args.kind, "--prefetch-multiplier", "1", "-l", "info",
+                "-n", f"{args.kind}@%h"]
+        if args.concurrency:
+            argv += ["-c", str(args.concurrency)]
+        make_app().worker_main(argv)
+        return 0
+    _metrics()
+    return asyncio.run(_run_async_worker(args.kind))
+
+
+def _metrics() -> None:
+    from prometheus_client import start_http_server
+
+    addr = os.environ.get("ARBITER_METRICS_ADDR", "")
+    if addr:
+        host, _, port = addr.rpartition(":")
+        start_http_server(int(port), addr=host or "0.0.0.0")
+
+
+async def _run_async_worker(kind: str) -> int:
+    from services.core.host import Host
+    from services.workers.deadlines import RedisDeadlines, Scheduler
+    from services.workers.projections import ProjectionWorker
+
+    url = os.environ.get("ARBITER_REDIS_URL", "")
+    if not url:
+        print("separate workers need ARBITER_REDIS_URL; the embedded server runs them "
+              "in process", file=sys.stderr)
+        return 2
+    store, rm = _open(url)
+    games = gameset.all_games()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    idle = float(os.environ.get("ARBITER_IDLE_SECONDS", "0") or 0)
+    host = Host(store, games)
+    broker = os.environ.get("ARBITER_BROKER_URL", "")
+    if broker:  # an idle seat's bot may hand the turn to an AI seat
+        from services.workers.tasks import celery_dispatch
+
+        host.ai_dispatch = celery_dispatch(broker)
+    else:
+        from services.core.server import in_process_ai
+
+        host.ai_dispatch = in_process_ai
+    scheduler = Scheduler(RedisDeadlines(store.redis), host, idle)  # type: ignore[attr-defined]
+    if kind == "projections":
+        worker = ProjectionWorker(store, rm, games,
+                                  min_idle_ms=int(os.environ.get("ARBITER_RECLAIM_MS", "30000")))
+        worker.projector.listeners.append(scheduler.schedule_for)
+        log.info("projection worker %s on %d partitions", worker.consumer, len(worker.feeds))
+        await worker.run(stop)
+    else:
+        log.info("deadline scheduler running")
+        await scheduler.run(stop)
+    await store.close()
+    return 0

@@ -1,0 +1,268 @@
+"""Deadlines: one scheduler fires every timeout (idle seats, response windows), never a sleep
+inside a request handler.
+
+A deadline is a member of a sorted set scored by when it is due:
+
+    arbiter:{dl}:due        zset  member = the deadline (JSON), score = due time (unix ms)
+    arbiter:{dl}:firing     zset  member = a claimed deadline, score = end of its lease
+
+Claiming is one script: take the due members (and those whose lease ran out: a scheduler
+died while firing them), move them to `firing` with a lease, return them. Two schedulers
+never claim the same deadline; each deadline fires once. Firing is also idempotent: it acts
+with the version the deadline was set at as the expected version and a command id derived
+from the deadline, so a re-fire after a lost lease changes nothing.
+
+Kinds:
+- "idle": a human seat has had its turn for ARBITER_IDLE_SECONDS (or the game's option
+  `idle_seconds`, when its Options has that field): its bot (the game's default bot) plays the
+  turn for it, through the ordinary command path (command id idle:<game>:<version>:<seat>).
+- "ai": a safety net. An AI seat's turn is queued by the server right after the command that
+  led to it; if that dispatch was lost (the server died between the append and the enqueue),
+  the turn is played here after ARBITER_AI_RESCUE_SECONDS (default 30; 0: off). In the normal
+  case the game has moved on by then and the deadline does nothing.
+- "system": a command the rules want the server to issue after a delay, e.g. closing a
+  response window: `Host.system_act` runs decide(state, None, command), recorded with
+  CommandRecord.system. A game asks for these by defining, in its package
+  (services/<game>/__init__.py) or its rules module, `deadlines(state) -> [(seconds, Command)]`.
+
+Deadlines are scheduled by the projection workers after each batch (`schedule_for`), so they
+come from one place whichever server handled the command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import importlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core.decider import Game, Rng, RuleError
+from services.core.host import Caller, Host, NotFound, StaleVersion
+
+log = logging.getLogger("arbiter.deadlines")
+
+LEASE_SECONDS = 30.0
+
+# KEYS: due, firing. ARGV: now ms, limit, lease end ms.
+CLAIM = """
+local out = {}
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], ARGV[3], m)
+  out[#out + 1] = m
+end
+local lost = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, m in ipairs(lost) do
+  redis.call('ZADD', KEYS[2], ARGV[3], m)
+  out[#out + 1] = m
+end
+return out
+"""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    kind: str  # "idle" | "system"
+    game_id: str
+    version: int
+    seat: int = -1
+    command: str = ""  # hex of the game's Command, for "system"
+    key: str = ""  # tells apart several deadlines set at one version
+
+    def member(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def parse(cls, member: str | bytes) -> Deadline:
+        return cls(**json.loads(member))
+
+
+class DeadlineQueue(Protocol):
+    async def schedule(self, deadline: Deadline, due: float) -> None: ...
+
+    async def claim(self, now: float, limit: int = 100) -> list[Deadline]: ...
+
+    async def done(self, deadline: Deadline) -> None: ...
+
+
+class RedisDeadlines:
+    def __init__(self, redis: Any, prefix: str = "arbiter:{dl}",
+                 lease_seconds: float = LEASE_SECONDS) -> None:
+        self.redis = redis
+        self.due_key, self.firing_key = f"{prefix}:due", f"{prefix}:firing"
+        self.lease_ms = int(lease_seconds * 1000)
+        self._claim = redis.register_script(CLAIM)
+
+    async def schedule(self, deadline: Deadline, due: float) -> None:
+        # NX: scheduling the same deadline again (a redelivered projection) keeps the first.
+        await self.redis.zadd(self.due_key, {deadline.member(): int(due * 1000)}, nx=True)
+
+    async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
+        now_ms = int(now * 1000)
+        members = await self._claim(keys=[self.due_key, self.firing_key],
+                                    args=[now_ms, limit, now_ms + self.lease_ms])
+        return [Deadline.parse(m) for m in members]
+
+    async def done(self, deadline: Deadline) -> None:
+        await self.redis.zrem(self.firing_key, deadline.member())
+
+    async def pending(self) -> int:
+        return int(await self.redis.zcard(self.due_key)) + int(
+            await self.redis.zcard(self.firing_key))
+
+
+class MemoryDeadlines:
+    """The same queue in process (embedded store): one scheduler, so claiming is a pop."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, str]] = []
+        self._members: set[str] = set()
+
+    async def schedule(self, deadline: Deadline, due: float) -> None:
+        member = deadline.member()
+        if member not in self._members:
+            self._members.add(member)
+            heapq.heappush(self._heap, (due, member))
+
+    async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
+        out: list[Deadline] = []
+        while self._heap and self._heap[0][0] <= now and len(out) < limit:
+            _, member = heapq.heappop(self._heap)
+            self._members.discard(member)
+            out.append(Deadline.parse(member))
+        return out
+
+    async def done(self, deadline: Deadline) -> None:
+        return None
+
+    async def pending(self) -> int:
+        return len(self._heap)
+
+
+def idle_seconds(game: Game, options_bytes: bytes, default: float) -> float:
+    """The game's own `idle_seconds` option when its Options has one and it is set."""
+    options = game.pb.Options.FromString(options_bytes)
+    if "idle_seconds" in options.DESCRIPTOR.fields_by_name and options.idle_seconds:
+        return float(options.idle_seconds)
+    return default
+
+
+def game_deadlines(game: Game) -> Callable[[Any], list[tuple[float, Any]]] | None:
+    """The game's `deadlines(state)` hook, if it defines one."""
+    for module_name in (f"services.{game.name}", game.evolve.__module__):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        hook = getattr(module, "deadlines", None)
+        if callable(hook):
+            return hook  # type: ignore[no-any-return]
+    return None
+
+
+class Scheduler:
+    """Claims due deadlines and fires them through the host."""
+
+    def __init__(self, queue: DeadlineQueue, host: Host, idle: float = 0.0,
+                 clock: Callable[[], float] = time.time, ai_rescue: float | None = None
+                 ) -> None:
+        self.queue, self.host, self.idle, self.clock = queue, host, idle, clock
+        self.ai_rescue = float(os.environ.get("ARBITER_AI_RESCUE_SECONDS", "30") or 0) if (
+            ai_rescue is None) else ai_rescue
+        self.fired = 0
+
+    # ---- scheduling (a projection listener) -----------------------------------------------
+
+    async def schedule_for(self, tracked: Any) -> None:
+        """After a batch: the idle-seat and rule deadlines of the game at its new version."""
+        if tracked.finished or tracked.state is None or tracked.started is None:
+            return
+        game: Game = tracked.game
+        now = self.clock()
+        idle = idle_seconds(game, tracked.started.options, self.idle)
+        for seat in game.to_act(tracked.state):
+            if tracked.started.seats[seat].kind != apb.AI:
+                if idle > 0:
+                    await self.queue.schedule(
+                        Deadline("idle", tracked.game_id, tracked.version, seat), now + idle)
+            elif self.ai_rescue > 0:
+                await self.queue.schedule(
+                    Deadline("ai", tracked.game_id, tracked.version, seat), now + self.ai_rescue)
+        hook = game_deadlines(game)
+        if hook is not None:
+            for i, (seconds, command) in enumerate(hook(tracked.state)):
+                await self.queue.schedule(
+                    Deadline("system", tracked.game_id, tracked.version,
+                             command=command.SerializeToString().hex(), key=str(i)),
+                    now + seconds)
+
+    # ---- firing ------------------------------------------------------------------------------
+
+    async def fire(self, d: Deadline) -> bool:
+        """Act for the deadline if the game is still where it was when it was set."""
+        loaded = await self.host.load(d.game_id, fresh=True)
+        if loaded.finished or loaded.version != d.version:
+            return False
+        game = loaded.game
+        if d.kind == "system":
+            command = game.pb.Command.FromString(bytes.fromhex(d.command))
+            await self.host.system_act(d.game_id, command,
+                                       f"deadline:{d.game_id}:{d.version}:{d.key}", d.version)
+            return True
+        if d.kind == "idle":
+            if d.seat not in game.to_act(loaded.state):
+                return False
+            seat = loaded.seats[d.seat]
+            bot = game.bots[seat.bot if seat.bot in game.bots else game.default_bot]
+            legal = game.legal_actions(loaded.state, d.seat)
+            if not legal:
+                return False
+            command = bot(self.host.view_of(loaded, d.seat), legal,
+                          Rng(f"idle:{d.game_id}".encode(), d.version))
+            await self.host.act(d.game_id, Caller(seat=d.seat, trusted=True), command,
+                                f"idle:{d.game_id}:{d.version}:{d.seat}", d.version)
+            return True
+        if d.kind == "ai":
+            played = await self.host.play_ai_turn(d.game_id, d.version, d.seat)
+            if played:
+                log.warning("the AI turn of %s v%s seat %s was lost and played late",
+                            d.game_id, d.version, d.seat)
+            return played
+        log.warning("unknown deadline kind %r", d.kind)
+        return False
+
+    async def tick(self, limit: int = 100) -> int:
+        fired = 0
+        for d in await self.queue.claim(self.clock(), limit):
+            try:
+                fired += await self.fire(d)
+            except (StaleVersion, RuleError, NotFound) as e:
+                log.info("deadline %s no longer applies: %s", d, e)
+            except Exception:  # noqa: BLE001 - leave it claimed: the lease brings it back
+                log.exception("deadline %s failed; it will be retried", d)
+                continue
+            await self.queue.done(d)
+        self.fired += fired
+        return fired
+
+    async def run(self, stop: asyncio.Event, interval: float = 0.2) -> None:
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001
+                log.exception("deadline tick failed")
+            try:
+                await asyncio.wait_for(stop.wait(), interval)
+            except TimeoutError:
+                pass

@@ -1,0 +1,70 @@
+"""The Simulate RPC of arbiter.v1.Arbiter (a handler beside the shared service's others).
+
+With ARBITER_BROKER_URL the games go to Celery workers on queue `sim`; without, they run in
+a thread of the server, in one process (a server does not fork worker processes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from functools import partial
+from typing import Any
+
+import grpc
+from arbiter.v1 import arbiter_pb2 as apb
+
+from services.core import grpc_api
+from services.core.host import Host
+from services.workers import simulate
+
+MAX_GAMES = 100_000
+SERVICE = "arbiter.v1.Arbiter"
+
+
+def response_of(report: dict[str, Any]) -> apb.SimulateResponse:
+    timing = report.get("timing", {})
+    return apb.SimulateResponse(
+        games=report["games"], finished=report["finished"], draws=report["draws"],
+        bots=[apb.SimulatedBot(entry=b["entry"], bot=b["bot"], wins=b["wins"],
+                               win_rate=b["win_rate"], ci95_low=b["ci95"][0],
+                               ci95_high=b["ci95"][1]) for b in report["bots"]],
+        average_length=report["length"]["mean"], seconds=timing.get("seconds", 0.0),
+        games_per_second=timing.get("games_per_second", 0.0),
+        report_json=json.dumps(report, sort_keys=True))
+
+
+def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
+                     ) -> grpc.GenericRpcHandler:
+    async def run(request: apb.SimulateRequest, context: grpc.aio.ServicerContext
+                  ) -> apb.SimulateResponse:
+        def bad(message: str, field: str) -> grpc_api.Rejected:
+            return grpc_api.Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_SIMULATION",
+                                     message, field)
+
+        if request.game not in host.games:
+            raise bad(f"no game named {request.game!r} is served here", "game")
+        if not 0 < request.games <= MAX_GAMES:
+            raise bad(f"games must be between 1 and {MAX_GAMES}", "games")
+        plan = simulate.Plan(
+            game=request.game, games=request.games, bots=list(request.bots),
+            seed=request.seed or "0", options=request.options,
+            rotate=not request.fixed_seats,
+            workers=max(1, request.workers) if broker_url else 1)
+        try:
+            simulate.check(plan)
+            host.games[request.game].pb.Options.FromString(request.options)
+        except ValueError as e:
+            raise bad(str(e), "bots") from e
+        except Exception as e:  # noqa: BLE001 - a protobuf DecodeError
+            raise bad("options is not the game's Options message", "options") from e
+        loop = asyncio.get_running_loop()
+        report = await loop.run_in_executor(None, partial(simulate.run, plan, None,
+                                                          broker_url))
+        return response_of(report)
+
+    handler = grpc.unary_unary_rpc_method_handler(
+        grpc_api._unary(SERVICE, "Simulate", run, in_flight),
+        request_deserializer=apb.SimulateRequest.FromString,
+        response_serializer=apb.SimulateResponse.SerializeToString)
+    return grpc.method_handlers_generic_handler(SERVICE, {"Simulate": handler})

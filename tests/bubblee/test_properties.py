@@ -1,0 +1,92 @@
+"""Properties of random legal play (hypothesis): after every command gravity holds, nothing
+stays above a planet, and all 96 Bubblees are accounted for."""
+
+from __future__ import annotations
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from services.bubblee import board, rules
+from services.core.decider import Rng, Seat
+from tests.bubblee.helpers import bubblee_count, fold
+
+OPTIONS = [
+    pb.Options(),
+    pb.Options(extra_blacks=2),
+    pb.Options(no_powers=True),
+    pb.Options(opponent_lines_grant_powers=True, extra_blacks=1),
+    pb.Options(solo_level=1),
+    pb.Options(solo_level=12),
+]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_invariants(state: rules.State) -> None:
+    assert bubblee_count(state) == 96
+    assert all(n >= 0 for n in state.bag + state.set_aside)
+    for masks in state.planets:
+        occ = board.occupied(masks)
+        assert sum(m.bit_count() for m in masks) == occ.bit_count()  # one colour per cell
+        assert not (~occ & (occ >> board.WIDTH) & board.ALL), "a hole under a Bubblee"
+        eliminated = state.outcome is not None and "eliminated" in state.outcome.reason
+        if not eliminated:
+            assert not occ & board.ABOVE_PLANET, "a Bubblee stayed above the planet"
+        if state.outcome is None:
+            assert not board.groups_to_remove(masks), "a line was left on the planet"
+    assert (state.phase == pb.PHASE_POWERS) == bool(state.pool) or state.outcome is not None
+    assert (state.phase == pb.PHASE_PLACE) == bool(state.drawn)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**9), options=st.sampled_from(OPTIONS), data=st.data())
+def test_random_legal_play_keeps_every_invariant(
+    seed: int, options: pb.Options, data: st.DataObject
+) -> None:
+    seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
+    game_seed = b"prop-%d" % seed
+    log = rules.setup(options, seats, Rng(game_seed, 0))
+    state = fold(None, log)
+    check_invariants(state)
+    for _ in range(2000):
+        if state.outcome is not None:
+            break
+        legal = rules.legal_actions(state, state.turn)
+        assert legal, "the player to act has no legal command"
+        command = legal[data.draw(st.integers(0, len(legal) - 1), label="command")]
+        events = rules.decide(state, state.turn, command, Rng(game_seed, len(log)))
+        state = fold(state, events)
+        log += events
+        check_invariants(state)
+    assert state.outcome is not None
+    assert fold(None, log) == state  # replaying the log gives the state
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**9), data=st.data())
+def test_view_shows_the_whole_state(seed: int, data: st.DataObject) -> None:
+    """Nothing is hidden: the view holds everything but the count of draws (and solo seed)."""
+    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(seed)))
+    for step in range(40):
+        if state.outcome is not None:
+            break
+        seen = rules.state_from_view(rules.view(state, 0))
+        assert seen == state._replace(draws=0, draw_seed=0)
+        assert rules.view(state, 0).SerializeToString() != b""
+        assert rules.view(state, 1).planets == rules.view(state, None).planets
+        legal = rules.legal_actions(state, state.turn)
+        command = legal[data.draw(st.integers(0, len(legal) - 1))]
+        state = fold(state, rules.decide(state, state.turn, command, Rng(b"v", step)))
+
+
+def test_every_listed_command_is_accepted() -> None:
+    rng = Rng.for_test(9)
+    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(9)))
+    for step in range(300):
+        if state.outcome is not None:
+            break
+        legal = rules.legal_actions(state, state.turn)
+        for command in legal:
+            rules.decide(state, state.turn, command, Rng(b"x", step))  # raises if refused
+        state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"x", step)))
+    assert state.outcome is not None

@@ -1,0 +1,139 @@
+"""The workers' subcommands: `arbiter replay --rebuild`, `arbiter simulate`, `arbiter stats`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+
+import pytest
+
+from services.cli.main import main
+from services.core.host import Host
+from services.workers import gameset
+from services.workers.projections import ProjectionWorker
+from services.workers.readmodel import RedisReadModel
+from tests.conftest import REDIS_URL, needs_redis
+from tests.workers.conftest import TOY, play_random
+
+
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
+
+
+def test_simulate_prints_win_rates_with_intervals(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "toy", "--games", "60", "--bots", "perfect,random",
+                 "--seed", "9", "--local"]) == 0
+    out, err = capsys.readouterr()
+    assert "95% CI" in out and "perfect" in out and "take histogram" in out
+    assert "60/60 games" in err  # the progress bar
+
+
+def test_simulate_json_is_the_same_for_the_same_seed(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    reports = []
+    for _ in range(2):
+        main(["simulate", "toy", "--games", "40", "--bots", "random,random", "--seed", "1",
+              "--json", "--local", "--options", "pile: 21"])
+        report = json.loads(capsys.readouterr().out)
+        report.pop("timing")
+        reports.append(report)
+    assert reports[0] == reports[1] and reports[0]["games"] == 40
+
+
+def test_simulate_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "toy", "--games", "5", "--bots", "perfect,oracle",
+                 "--local"]) == 2
+    assert "no bot named oracle" in capsys.readouterr().err
+
+
+@needs_redis
+def test_replay_rebuild_ends_equal_to_the_incremental_read_models(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ARBITER_REDIS_URL", REDIS_URL)
+    games = gameset.all_games()
+
+    async def incremental() -> dict:
+        from services.core.redis_store import RedisStore
+
+        store = RedisStore(REDIS_URL)
+        rm = RedisReadModel(store.redis)
+        host = Host(store, {"toy": TOY})
+        for s in range(3):
+            await play_random(host, TOY, seed=s, stop_at=None if s else 5)
+        await rm.drop()
+        worker = ProjectionWorker(store, rm, games, group=f"cli-{uuid.uuid4().hex[:6]}")
+        await worker.catch_up()
+        dump = await rm.dump()
+        await store.close()
+        return dump
+
+    async def current() -> dict:
+        rm = RedisReadModel(REDIS_URL)
+        dump = await rm.dump()
+        await rm.close()
+        return dump
+
+    before = asyncio.run(incremental())
+    assert before
+    assert main(["replay", "--rebuild"]) == 0
+    assert "rebuilt the read models of" in capsys.readouterr().out
+    assert asyncio.run(current()) == before
+
+
+def test_stats_of_the_embedded_store(tmp_path: object, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from services.core.store import MemoryStore
+
+    monkeypatch.delenv("ARBITER_REDIS_URL", raising=False)
+    monkeypatch.setenv("ARBITER_DATA_DIR", str(tmp_path))
+
+    async def play() -> None:
+        store = MemoryStore(os.path.join(str(tmp_path), "arbiter.aof"))
+        for s in range(2):
+            await play_random(Host(store, {"toy": TOY}), TOY, seed=s)
+        await store.close()
+
+    asyncio.run(play())
+    assert main(["stats", "toy"]) == 0
+    out = capsys.readouterr().out
+    assert "2 games started, 2 finished" in out and "obs:take:" in out
+
+
+@needs_redis
+def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.workers.conftest import ROOT
+
+    env = {**os.environ, "ARBITER_REDIS_URL": REDIS_URL, "PYTHONPATH": ROOT,
+           "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame"}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "workers",
+                             "projections"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    async def play_and_wait() -> bool:
+        from services.core.redis_store import RedisStore
+
+        store = RedisStore(REDIS_URL)
+        rm = RedisReadModel(store.redis)
+        game_id = await play_random(Host(store, {"toy": TOY}), TOY, seed=5)
+        deadline = time.monotonic() + 20
+        ok = False
+        while time.monotonic() < deadline and not ok:
+            ok = await rm.version(game_id) == await store.version(game_id)
+            await asyncio.sleep(0.05)
+        await store.close()
+        return ok
+
+    try:
+        assert asyncio.run(play_and_wait())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""

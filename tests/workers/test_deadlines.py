@@ -1,0 +1,200 @@
+"""Deadlines fire from one scheduler: once each, even with two schedulers running; idle seats
+are handed to their bot; response windows close with a system command."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from services.core import log as gamelog
+from services.core.decider import Seat
+from services.core.host import Host
+from services.core.store import MemoryStore
+from services.workers.deadlines import Deadline, MemoryDeadlines, RedisDeadlines, Scheduler
+from services.workers.projections import InProcessProjections
+from services.workers.readmodel import MemoryReadModel
+from tests.conftest import REDIS_URL, needs_redis
+from tests.workers.conftest import TOY
+
+GAMES = {"toy": TOY}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Counting(Scheduler):
+    """A scheduler that records what it fires instead of acting."""
+
+    def __init__(self, queue: RedisDeadlines, fired: list[Deadline]) -> None:
+        super().__init__(queue, Host(MemoryStore(), GAMES))
+        self.log = fired
+
+    async def fire(self, d: Deadline) -> bool:
+        self.log.append(d)
+        await asyncio.sleep(0)  # let the other scheduler interleave
+        return True
+
+
+@needs_redis
+async def test_each_deadline_fires_once_with_two_schedulers_running() -> None:
+    import redis.asyncio as aioredis
+
+    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
+    one, two = aioredis.Redis.from_url(REDIS_URL), aioredis.Redis.from_url(REDIS_URL)
+    queue_a, queue_b = RedisDeadlines(one, prefix), RedisDeadlines(two, prefix)
+    fired: list[Deadline] = []
+    a, b = Counting(queue_a, fired), Counting(queue_b, fired)
+    deadlines = [Deadline("idle", f"g{i}", i, 0) for i in range(300)]
+    for d in deadlines:
+        await queue_a.schedule(d, 0)
+        await queue_b.schedule(d, 0)  # scheduled twice (a redelivery): still one deadline
+    while await queue_a.pending():
+        await asyncio.gather(a.tick(limit=7), b.tick(limit=7))
+    assert sorted(d.member() for d in fired) == sorted(d.member() for d in deadlines)
+    assert a.fired > 0 and b.fired > 0  # both took part
+    await one.aclose()
+    await two.aclose()
+
+
+@needs_redis
+async def test_a_deadline_claimed_by_a_dead_scheduler_comes_back_after_its_lease() -> None:
+    import redis.asyncio as aioredis
+
+    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
+    r = aioredis.Redis.from_url(REDIS_URL)
+    queue = RedisDeadlines(r, prefix, lease_seconds=10)
+    d = Deadline("system", "g", 3, command="08", key="0")
+    await queue.schedule(d, 100)
+    assert await queue.claim(99) == []
+    assert await queue.claim(100) == [d]  # claimed, then the scheduler dies
+    assert await queue.claim(105) == []  # its lease still runs
+    assert await queue.claim(111) == [d]  # taken over
+    await queue.done(d)
+    assert await queue.pending() == 0
+    await r.aclose()
+
+
+async def test_an_idle_human_seat_is_handed_to_its_bot() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)
+    scheduler = Scheduler(MemoryDeadlines(), host, idle=30, clock=clock)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")], TOY.pb.Options())
+    await projections.catch_up()
+    clock.now += 29
+    assert await scheduler.tick() == 0
+    clock.now += 2
+    assert await scheduler.tick() == 1
+    entries = gamelog.decode(await store.read(game_id))
+    command = entries[version].command
+    assert entries[version].version == version + 1
+    assert command.command_id == f"idle:{game_id}:{version}:{command.seat}"
+    assert not command.system
+    # Firing the same deadline again (a lost lease) changes nothing.
+    again = Deadline("idle", game_id, version, command.seat)
+    assert await scheduler.fire(again) is False
+    assert await store.version(game_id) == version + 1
+
+
+async def test_the_games_own_idle_option_wins_over_the_server_setting() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)
+    scheduler = Scheduler(MemoryDeadlines(), host, idle=0, clock=clock)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
+                                               TOY.pb.Options(idle_seconds=5))
+    await projections.catch_up()
+    clock.now += 5
+    assert await scheduler.tick() == 1
+    assert await store.version(game_id) == version + 1
+
+
+async def test_an_idle_deadline_does_nothing_once_the_seat_has_played() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES, admin_token="adm")
+    scheduler = Scheduler(MemoryDeadlines(), host, idle=10, clock=clock)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, tokens, _, version = await host.create("toy", [Seat("a"), Seat("b")],
+                                                    TOY.pb.Options())
+    await projections.catch_up()
+    seat = TOY.to_act((await host.load(game_id)).state)[0]
+    from services.core.host import Caller
+
+    await host.act(game_id, Caller(token=tokens[seat]), TOY.pb.Command(take=2), "me", version)
+    clock.now += 11
+    assert await scheduler.tick() == 0
+    assert await store.version(game_id) == version + 1
+
+
+async def test_a_rule_deadline_is_issued_as_a_system_command() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)
+    scheduler = Scheduler(MemoryDeadlines(), host, clock=clock)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, _, _, version = await host.create(
+        "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=5, timeout_seconds=60))
+    await projections.catch_up()
+    clock.now += 60
+    assert await scheduler.tick() == 1
+    entries = gamelog.decode(await store.read(game_id))
+    record = entries[version].command
+    assert record.system and record.command_id == f"deadline:{game_id}:{version}:0"
+    took = TOY.pb.Event.FromString(entries[version].event).took
+    assert took.forced and took.count == 1
+
+
+async def test_a_system_command_is_recorded_as_the_servers_and_verifies() -> None:
+    store = MemoryStore()
+    host = Host(store, GAMES)
+    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
+                                               TOY.pb.Options(pile=2))
+    await host.system_act(game_id, TOY.pb.Command(timeout=True), "sys-1", version)
+    result = await host.system_act(game_id, TOY.pb.Command(timeout=True), "sys-2", version + 1)
+    loaded = await host.load(game_id)
+    assert loaded.finished and result.version == loaded.version
+    entries = gamelog.decode(await store.read(game_id))
+    assert [e.command.system for e in entries if e.HasField("command")] == [True, True]
+    assert gamelog.verify(TOY, entries).finished
+
+
+async def test_a_lost_ai_dispatch_is_played_by_the_rescue_deadline() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)  # no ai_dispatch: the turn is "lost"
+    scheduler = Scheduler(MemoryDeadlines(), host, clock=clock, ai_rescue=30)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    for _ in range(30):  # a deal where the AI seat moves first
+        game_id, _, _, version = await host.create(
+            "toy", [Seat("bot", "ai", "perfect"), Seat("me")], TOY.pb.Options())
+        if TOY.to_act((await host.load(game_id)).state) == [0]:
+            break
+    await projections.catch_up()
+    clock.now += 31
+    assert await scheduler.tick() >= 1
+    entries = gamelog.decode(await store.read(game_id))
+    assert entries[version].command.command_id == f"ai:{game_id}:{version}:0"
+
+
+async def test_no_rescue_fires_when_the_ai_played_in_time() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)
+    scheduler = Scheduler(MemoryDeadlines(), host, clock=clock, ai_rescue=30)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, _, _, version = await host.create(
+        "toy", [Seat("bot", "ai", "perfect"), Seat("bot2", "ai", "random")], TOY.pb.Options())
+    await projections.catch_up()
+    seat = TOY.to_act((await host.load(game_id)).state)[0]
+    assert await host.play_ai_turn(game_id, version, seat)  # the ordinary dispatch
+    clock.now += 31
+    assert await scheduler.tick() == 0
+    assert await store.version(game_id) == version + 1
