@@ -160,6 +160,10 @@ class Game(Generic[S]):
     default_bot: str = "random"
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
+    # Timeouts the server must enforce now: (seconds, the command it sends as seat None once
+    # they have passed). The scheduler re-arms whenever the list changes; a late command is
+    # refused by the rules as stale (e.g. Moody Bear Kingdom's response windows).
+    deadlines: Callable[[S], list[tuple[float, Message]]] | None = None
     # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
     observe: Callable[[Message], dict[str, float]] | None = None
 

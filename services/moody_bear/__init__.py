@@ -8,7 +8,7 @@ from services.core.decider import Game
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
-from .rules import decide, legal_actions, outcome, setup, to_act
+from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
 
 GAME: Game[State] = Game(
@@ -29,6 +29,7 @@ GAME: Game[State] = Game(
     standard_seats=5,
     default_bot="keeper",
     redeal=redeal,
+    deadlines=deadlines,
 )
 
 __all__ = ["GAME"]

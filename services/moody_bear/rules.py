@@ -595,6 +595,12 @@ def may(state: State, seat: int) -> list[str]:
 
 
 
+def deadlines(state: State) -> list[tuple[float, pb.Command]]:
+    """Game.deadlines: the open response window's timeout, if the option sets one."""
+    pending = deadline(state)
+    return [pending] if pending else []
+
+
 def deadline(state: State) -> tuple[int, pb.Command] | None:
     """The server's pending timeout, for the platform's deadline scheduler: (seconds, the
     command to send as seat None once they have passed). The command names the window, so a

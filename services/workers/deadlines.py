@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import importlib
 import json
 import logging
 import os
@@ -157,16 +156,8 @@ def idle_seconds(game: Game, options_bytes: bytes, default: float) -> float:
 
 
 def game_deadlines(game: Game) -> Callable[[Any], list[tuple[float, Any]]] | None:
-    """The game's `deadlines(state)` hook, if it defines one."""
-    for module_name in (f"services.{game.name}", game.evolve.__module__):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        hook = getattr(module, "deadlines", None)
-        if callable(hook):
-            return hook  # type: ignore[no-any-return]
-    return None
+    """The game's `deadlines(state)` hook (Game.deadlines), if it has one."""
+    return game.deadlines
 
 
 class Scheduler:

@@ -181,4 +181,4 @@ GAME: Game[State] = Game(
     setup=setup, decide=decide, evolve=evolve, view=view,
     redact=lambda event, seat: event, to_act=to_act, legal_actions=legal_actions,
     outcome=outcome, bots={"random": random_bot, "perfect": perfect_bot},
-    default_bot="random", observe=observe)
+    default_bot="random", observe=observe, deadlines=deadlines)
