@@ -37,6 +37,7 @@ from services.core.redis_store import APPEND
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "latest.json")
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+SERVER_PROCESSES = int(os.environ.get("BENCH_SERVER_PROCESSES", "1"))
 GAME = "/arbiter.bubblee.v1.Game/"
 
 
@@ -153,9 +154,11 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
                ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee",
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
-    server = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out: dict[str, Any] = {}
+    # Several server processes may share the port (SO_REUSEPORT); the store keeps them honest.
+    servers = [subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for _ in range(SERVER_PROCESSES)]
+    out: dict[str, Any] = {"server_processes": SERVER_PROCESSES}
     redis = aioredis.Redis.from_url(redis_url)
     append = redis.register_script(APPEND)
     try:
@@ -172,8 +175,9 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
             for clients in (1, 32):
                 out.update(await measure(channel, ping, append, clients))
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=10)
         async for key in redis.scan_iter(match=f"{{bench-floor-{os.getpid()}-*"):
             await redis.delete(key)
         await redis.aclose()

@@ -5,15 +5,20 @@ function of the level, so the future is known). Each step expands one whole turn
 placements, an optional swap, the drop, then the powers) from every state of the beam and
 keeps the best `beam` states by the greedy bot's judgement of the table.
 
-    python -m services.bubblee.solver [beam]    # tries every level, prints what it finds
+    python -m services.bubblee.solver [beam] [--write]
+        tries every level and prints what it finds; --write stores the winning lines in
+        data/solutions.json, which the tests replay to prove every level winnable.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
+from google.protobuf import json_format
 
 from services.bubblee import bots, rules
 from services.core.decider import Rng, RuleError, Seat
@@ -132,14 +137,46 @@ def replay_line(number: int, line: Line) -> rules.State:
     return state
 
 
+SOLUTIONS_FILE = Path(__file__).parent / "data" / "solutions.json"
+
+
+def load_solutions() -> dict[int, Line]:
+    """The stored winning line of each level (a certificate that it is winnable)."""
+    data = json.loads(SOLUTIONS_FILE.read_text())
+    return {
+        int(number): tuple(json_format.ParseDict(c, pb.Command()) for c in commands)
+        for number, commands in data["solutions"].items()
+    }
+
+
+def write_solutions(lines: dict[int, Line]) -> None:
+    data = {
+        "note": "Winning lines found by services/bubblee/solver.py, one per solo level: "
+        "tests/bubblee/test_solo.py replays each through the rules to prove the level winnable.",
+        "solutions": {
+            str(number): [json_format.MessageToDict(c) for c in line]
+            for number, line in sorted(lines.items())
+        },
+    }
+    SOLUTIONS_FILE.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main() -> None:
+    """Solve every level; with --write, store the winning lines (keeping the old ones of
+    levels it cannot solve this time)."""
     from services.bubblee.levels import all_levels
 
-    beam = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    beam = int(args[0]) if args else 16
+    found = load_solutions() if SOLUTIONS_FILE.exists() else {}
     for lvl in all_levels():
-        line = solve(lvl.number, beam=beam)
+        line = solve(lvl.number, beam=beam, drops=9, powers=6)
         verdict = f"won in {len(line)} commands" if line else "no win found"
-        print(f"level {lvl.number:2} {lvl.name:16} {verdict}", flush=True)
+        print(f"level {lvl.number:2} {lvl.name:22} {verdict}", flush=True)
+        if line:
+            found[lvl.number] = line
+    if "--write" in sys.argv:
+        write_solutions(found)
 
 
 if __name__ == "__main__":

@@ -295,7 +295,9 @@ def _page_offset(token: str) -> int:
                        "page_token was not returned by ListGames", "page_token") from e
 
 
-ListGames = Callable[[apb.ListGamesRequest], Awaitable[list[apb.GameSummary]]]
+# (request, offset, page size) -> (the page, how many games match in all)
+ListGames = Callable[[apb.ListGamesRequest, int, int],
+                     Awaitable[tuple[list[apb.GameSummary], int]]]
 
 
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
@@ -312,9 +314,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
                            "page_size must be between 1 and 500", "page_size")
         offset = _page_offset(request.page_token)
-        found = await list_games(request)
-        page = found[offset : offset + size]
-        more = offset + size < len(found)
+        page, total = await list_games(request, offset, size)
+        more = offset + size < total
         return apb.ListGamesResponse(games=page,
                                      next_page_token=_page_token(offset + size) if more else "")
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from arbiter.v1 import arbiter_pb2 as apb
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
@@ -78,40 +77,6 @@ def _ai_done(task: asyncio.Task[Any]) -> None:
         log.error("AI turn failed", exc_info=task.exception())
 
 
-async def summaries(host: Host, request: apb.ListGamesRequest) -> list[apb.GameSummary]:
-    """Game summaries straight from the store (the projection's read model replaces this)."""
-    out = []
-    for game_id in await host.store.game_ids():
-        loaded = await host.load(game_id, fresh=True)
-        summary = summary_of(loaded)
-        if matches(summary, request):
-            out.append(summary)
-    out.sort(key=lambda s: (-s.created_unix_ms, s.game_id))
-    return out
-
-
-def summary_of(loaded: Any) -> apb.GameSummary:
-    from services.core.log import outcome_to_pb
-
-    game: Game = loaded.game
-    outcome = game.outcome(loaded.state) if loaded.state is not None else None
-    return apb.GameSummary(
-        game_id=loaded.game_id, game=game.name,
-        status=apb.FINISHED if loaded.finished else apb.ACTIVE,
-        seats=[apb.Seat(name=s.name, kind=apb.AI if s.kind == "ai" else apb.HUMAN, bot=s.bot)
-               for s in loaded.seats],
-        to_act=[] if loaded.finished else list(game.to_act(loaded.state)),
-        version=loaded.version,
-        outcome=outcome_to_pb(outcome) if outcome else None)
-
-
-def matches(summary: apb.GameSummary, request: apb.ListGamesRequest) -> bool:
-    return ((not request.game or summary.game == request.game)
-            and (not request.status or summary.status == request.status)
-            and (not request.seat_name or any(s.name == request.seat_name
-                                               for s in summary.seats)))
-
-
 def build(config: Config, games: dict[str, Game], store: Store | None = None
           ) -> tuple[grpc.aio.Server, Host, int]:
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
@@ -128,10 +93,8 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
         server.add_generic_rpc_handlers((handler,))
         names.append(name)
 
-    async def list_games(request: apb.ListGamesRequest) -> list[apb.GameSummary]:
-        return await workers.list_games(request)  # the projections' read model, one page
-
-    name, handler = grpc_api.arbiter_service(host, list_games, in_flight)
+    # ListGames reads the projections' read model.
+    name, handler = grpc_api.arbiter_service(host, workers.list_games, in_flight)
     server.add_generic_rpc_handlers((handler,))
     server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url),))
     names.append(name)

@@ -34,29 +34,6 @@ from services.workers.readmodel import MemoryReadModel, ReadModel, RedisReadMode
 log = logging.getLogger("arbiter.workers")
 
 
-class PageWindow(list):  # type: ignore[type-arg]
-    """One page of a longer list: slicing at `offset` gives the page, len() the whole count.
-
-    ListGames slices `found[offset : offset + size]` and compares `len(found)`; the read model
-    fetches only the page, so this stands in for the full list.
-    """
-
-    def __init__(self, offset: int, items: list[apb.GameSummary], total: int) -> None:
-        super().__init__(items)
-        self.offset, self.total = offset, total
-
-    def __len__(self) -> int:
-        return self.total
-
-    def __getitem__(self, index: Any) -> Any:
-        items = list(iter(self))
-        if isinstance(index, slice):
-            start = (index.start or 0) - self.offset
-            stop = (self.total if index.stop is None else index.stop) - self.offset
-            return items[max(start, 0) : max(stop, 0)]
-        return items[index - self.offset]
-
-
 class Workers:
     def __init__(self, host: Host, broker_url: str = "", env: dict[str, str] | None = None
                  ) -> None:
@@ -90,16 +67,13 @@ class Workers:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
-    async def list_games(self, request: apb.ListGamesRequest) -> list[apb.GameSummary]:
-        from services.core.grpc_api import _page_offset
-
+    async def list_games(self, request: apb.ListGamesRequest, offset: int, size: int
+                         ) -> tuple[list[apb.GameSummary], int]:
+        """One page of the read model's summaries, and how many match in all."""
         if self.projections is not None:
             await self.projections.catch_up()  # read-your-writes on a single server
-        offset = _page_offset(request.page_token)
-        size = request.page_size or 50
-        items, total = await self.rm.page(request.game, status_filter(request.status),
-                                          request.seat_name, offset, size)
-        return PageWindow(offset, items, total)
+        return await self.rm.page(request.game, status_filter(request.status),
+                                  request.seat_name, offset, size)
 
     async def start(self) -> None:
         if self.projections is not None:

@@ -16,7 +16,7 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from services.core.host import Host
 from services.core.server import Config, build
 from services.core.store import MemoryStore, Store
-from services.workers.runtime import PageWindow, workers_of
+from services.workers.runtime import workers_of
 from tests.conftest import REDIS_URL
 from tests.workers.conftest import TOY, play_random
 
@@ -46,12 +46,6 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Hos
         yield apb_grpc.ArbiterStub(channel), host, store
     await server.stop(None)
     await store.close()
-
-
-def test_a_page_window_slices_like_the_full_list() -> None:
-    items = [apb.GameSummary(game_id=str(i)) for i in (4, 5, 6)]
-    window = PageWindow(4, items, 10)
-    assert len(window) == 10 and window[4:7] == items and window[5:6] == items[1:2]
 
 
 async def test_list_games_reads_the_read_model_filters_and_pages(served: Any) -> None:
