@@ -127,33 +127,67 @@ Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 Streaming = Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
 
 
+class _Call:
+    """One RPC as the server sees it: counted, limited, timed, and its errors mapped to
+    status codes with details. Used as `async with _Call(...)` around a handler's body."""
+
+    def __init__(self, labels: tuple[str, str, str], context: grpc.aio.ServicerContext,
+                 in_flight: InFlight) -> None:
+        self.labels, self.context, self.in_flight = labels, context, in_flight
+        self.entered = False
+        self.code = "OK"
+        self.t0 = 0.0
+
+    async def __aenter__(self) -> _Call:
+        METRICS.rpc_started(*self.labels).inc()
+        METRICS.msg_received(*self.labels).inc()
+        self.t0 = time.perf_counter()
+        self.code = "OK"
+        try:
+            self.in_flight.enter()
+        except Rejected as refused:  # the caller aborts with it; count it here
+            self.code = refused.code.name
+            self._done()
+            raise
+        self.entered = True
+        return self
+
+    def _done(self) -> None:
+        METRICS.rpc_handled(*self.labels, self.code).inc()
+        METRICS.rpc_seconds(*self.labels).observe(time.perf_counter() - self.t0)
+
+    def sent(self) -> None:
+        METRICS.msg_sent(*self.labels).inc()
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
+        if self.entered:
+            self.in_flight.leave()
+        try:
+            if error is None:
+                return False
+            rejected = _status_of(error) if isinstance(error, Exception) else None
+            if rejected is None:
+                self.code = "CANCELLED" if isinstance(error, GeneratorExit) else "UNKNOWN"
+                return False
+            self.code = rejected.code.name
+            await _abort(self.context, rejected)  # raises: the status goes to the client
+            return False
+        finally:
+            self._done()
+
+
 def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
     labels = ("unary", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        METRICS.rpc_started(*labels).inc()
-        METRICS.msg_received(*labels).inc()
-        t0 = time.perf_counter()
-        code = "OK"
-        entered = False
+        call = _Call(labels, context, in_flight)
         try:
-            in_flight.enter()
-            entered = True
-            reply = await fn(request, context)
-            METRICS.msg_sent(*labels).inc()
-            return reply
-        except Exception as error:  # noqa: BLE001 - every domain error becomes a status
-            rejected = _status_of(error)
-            if rejected is None:
-                code = "UNKNOWN"
-                raise
-            code = rejected.code.name
-            await _abort(context, rejected)
-        finally:
-            if entered:
-                in_flight.leave()
-            METRICS.rpc_handled(*labels, code).inc()
-            METRICS.rpc_seconds(*labels).observe(time.perf_counter() - t0)
+            async with call:
+                reply = await fn(request, context)
+                call.sent()
+                return reply
+        except Rejected as refused:  # over the in-flight limit: nothing ran
+            await _abort(context, refused)
 
     return handler
 
@@ -162,29 +196,14 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
     labels = ("server_stream", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        METRICS.rpc_started(*labels).inc()
-        METRICS.msg_received(*labels).inc()
-        t0 = time.perf_counter()
-        code = "OK"
-        entered = False
+        call = _Call(labels, context, in_flight)
         try:
-            in_flight.enter()
-            entered = True
-            async for reply in fn(request, context):
-                METRICS.msg_sent(*labels).inc()
-                yield reply
-        except Exception as error:  # noqa: BLE001
-            rejected = _status_of(error)
-            if rejected is None:
-                code = "UNKNOWN" if not isinstance(error, GeneratorExit) else "CANCELLED"
-                raise
-            code = rejected.code.name
-            await _abort(context, rejected)
-        finally:
-            if entered:
-                in_flight.leave()
-            METRICS.rpc_handled(*labels, code).inc()
-            METRICS.rpc_seconds(*labels).observe(time.perf_counter() - t0)
+            async with call:
+                async for reply in fn(request, context):
+                    call.sent()
+                    yield reply
+        except Rejected as refused:
+            await _abort(context, refused)
 
     return handler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import arena, board, bots, levels, rules
+from services.bubblee import arena, board, bots, levels, rules, solver
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
 from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
 
@@ -37,12 +37,27 @@ def test_levels_rise_in_difficulty() -> None:
         smaller_bag = sum(harder.bag) <= sum(easier.bag)
         assert more_to_clear or smaller_bag, f"level {harder.number}"
     first, last = LEVELS[0], LEVELS[-1]
-    assert sum(last.bag) < sum(first.bag)
+    assert sum(m.bit_count() for m in last.target[:5]) > sum(m.bit_count() for m in first.target[:5])
 
 
 def test_level_1_is_winnable() -> None:
     outcome, state = arena.play([bots.greedy_bot], 0, pb.Options(solo_level=1))
     assert outcome.winners == (0,) and outcome.reason == "the target planet is cleared"
+    assert rules.target_remaining(state) == 0
+
+
+SOLUTIONS = solver.load_solutions()
+
+
+def test_every_level_has_a_stored_winning_line() -> None:
+    assert set(SOLUTIONS) == {lvl.number for lvl in LEVELS}
+
+
+@pytest.mark.parametrize("number", sorted(SOLUTIONS), ids=lambda n: f"level{n}")
+def test_every_level_is_winnable_by_its_stored_line(number: int) -> None:
+    """The solver's line, replayed through the rules (any game seed), clears the target."""
+    state = solver.replay_line(number, SOLUTIONS[number])
+    assert state.outcome is not None and state.outcome.winners == (0,)
     assert rules.target_remaining(state) == 0
 
 
