@@ -150,6 +150,48 @@ def test_no_leak_redealing_hidden_information_keeps_each_view(game: Game) -> Non
     assert checked > 0
 
 
+def test_no_leak_in_the_event_feed(game: Game) -> None:
+    """Two worlds that a seat cannot tell apart at the start (everything it cannot see dealt
+    anew) receive the same commands. While the seat's views stay equal, so must every event
+    it is shown: a redaction that lets hidden information through makes them differ."""
+    if game.redeal is None:
+        pytest.skip(f"{game.title} hides nothing but randomness to come")
+    compared = 0
+    for seat in range(game.seat_count):
+        for seed in range(4):
+            events = game.setup(game.pb.Options(), seats_for(game), Rng(b"feed-%d" % seed, 0))
+            real = game.replay(events)
+            other = game.redeal(real, seat, Rng(b"other-%d" % seed, seat))
+            assert game.view(other, seat) == game.view(real, seat)
+            chooser = Rng(b"choose-%d" % seed, seat)
+            version = len(events)
+            for _ in range(400):
+                if game.outcome(real) is not None or game.outcome(other) is not None:
+                    break
+                actor = chooser.choice(list(game.to_act(real)))
+                command = chooser.choice(game.legal_actions(real, actor))
+                rng_version = Rng(b"feed-%d" % seed, version)
+                mine = game.decide(real, actor, command, rng_version)
+                try:
+                    theirs = game.decide(other, actor, command, Rng(b"feed-%d" % seed, version))
+                except RuleError:
+                    break  # the worlds part here; the seat saw nothing of why
+                for e in mine:
+                    real = game.evolve(real, e)
+                for e in theirs:
+                    other = game.evolve(other, e)
+                version += len(mine)
+                if game.view(real, seat) != game.view(other, seat):
+                    break  # the seat has now legitimately learned something hidden
+                shown = [game.redact(e, seat) for e in mine]
+                shown_other = [game.redact(e, seat) for e in theirs]
+                assert [e for e in shown if e is not None] == [
+                    e for e in shown_other if e is not None], (
+                    f"seat {seat} is shown different events in worlds it cannot tell apart")
+                compared += 1
+    assert compared > 0
+
+
 # ---- through the host: AI seats, export, import, verify ------------------------------------
 
 
