@@ -12,6 +12,7 @@ GAME_MODULES = {
     "bubble_shadow": "services.bubble_shadow",
     "moody_bear": "services.moody_bear",
     "shadow_council": "services.shadow_council",
+    "eila": "services.eila",
 }
 
 

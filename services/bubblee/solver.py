@@ -150,15 +150,18 @@ def load_solutions() -> dict[int, Line]:
 
 
 def write_solutions(lines: dict[int, Line]) -> None:
-    data = {
-        "note": "Winning lines found by services/bubblee/solver.py, one per solo level: "
-        "tests/bubblee/test_solo.py replays each through the rules to prove the level winnable.",
-        "solutions": {
-            str(number): [json_format.MessageToDict(c) for c in line]
-            for number, line in sorted(lines.items())
-        },
-    }
-    SOLUTIONS_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    """One level per line, its commands as compact JSON (json_format of Command)."""
+    note = (
+        "Winning lines found by services/bubblee/solver.py, one per solo level: "
+        "tests/bubblee/test_solo.py replays each through the rules to prove the level winnable."
+    )
+    rows = [
+        f'  "{number}": '
+        + json.dumps([json_format.MessageToDict(c) for c in line], separators=(",", ":"))
+        for number, line in sorted(lines.items())
+    ]
+    text = '{\n"note": ' + json.dumps(note) + ',\n"solutions": {\n' + ",\n".join(rows)
+    SOLUTIONS_FILE.write_text(text + "\n}\n}\n")
 
 
 def main() -> None:

@@ -169,3 +169,9 @@ def export(args: argparse.Namespace) -> int:
     for line in load_lines(args.game_id):
         print(line)
     return 0
+
+
+def eila(args: argparse.Namespace) -> int:
+    from services.eila.validate import run_validate
+
+    return run_validate()

@@ -40,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
     export.add_argument("game_id")
 
+    eila = sub.add_parser("eila", help="Eila and Something Shiny's authored content")
+    eila.add_argument("action", choices=["validate"],
+                      help="validate: every reference exists, every option can run, no chapter "
+                      "can get stuck")
+
     add_worker_parsers(sub)  # simulate, stats, workers
 
     args = parser.parse_args(argv)

@@ -1,0 +1,405 @@
+"""The decider: a campaign of chapters, each a 7-day attempt driven by `engine`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from arbiter.eila.v1 import eila_pb2 as pb
+
+from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+from services.eila import engine
+from services.eila.data import CHAPTERS, RESOURCES, Index, content_version, default_index
+from services.eila.engine import Dice, Play, RecordingDice, ReplayDice, State, Table
+
+RESOURCE_OF = {pb.FOOD: "food", pb.COIN: "coin", pb.STONE: "stone", pb.KNOWLEDGE: "knowledge",
+               pb.ENERGY: "energy", pb.FEAR: "fear"}
+ENUM_OF = {v: k for k, v in RESOURCE_OF.items()}
+KEPT = ("I", "H", "S")  # what the save box holds: items, habits, support cards
+
+
+def index() -> Index:
+    return default_index()
+
+
+# ---- setting up a chapter ------------------------------------------------------------------
+
+
+def chapter_setup(ix: Index, chapter: int, advanced: bool, box: Sequence[str],
+                  dice: Dice) -> Play:
+    """Set-up: decks by colour, green cards in ascending order, the goal's hearts, the prologue.
+
+    From chapter 2 the acquired habits go under the green cards (in ascending order).
+    """
+    data = ix.content.chapter(chapter)
+    cards = [ix.card(c["id"], advanced) for c in data["cards"]]
+    by_color: dict[str, list[str]] = {"green": [], "blue": [], "red": []}
+    for card in sorted(cards, key=lambda c: c["id"]):
+        by_color.setdefault(card["color"], []).append(card["id"])
+    habits = sorted(c for c in box if c.startswith("H"))
+    upcoming = list(by_color["green"])
+    habit_deck = sorted(ix.content.habit_cards())
+    if chapter >= 2:
+        upcoming += habits
+        habit_deck = [h for h in habit_deck if h not in habits]
+    goal = engine.goal_side(ix, chapter, advanced)
+    play = Play(
+        chapter=chapter, advanced=advanced, hp=goal["max_hp"], max_hp=goal["max_hp"],
+        res={r: 0 for r in RESOURCES},
+        items=sorted(c for c in box if c.startswith("I")),
+        supports=sorted(c for c in box if c.startswith("S")),
+        habits=habits, upcoming=upcoming, known=len(upcoming), future=[], past=[],
+        decks={"red": by_color["red"], "blue": by_color["blue"], "habit": habit_deck},
+    )
+    for resource, amount in data.get("prologue", {}).get("resources", {}).items():
+        play.res[resource] = amount
+    for item in data.get("prologue", {}).get("items", []):
+        if item not in play.items:
+            play.items.append(item)
+    setup_mine(ix, play, data, dice)
+    for kind in ("contracts", "privileges"):  # chapter 4: 5 of each, drawn at random
+        ids = [c["id"] for c in data.get(kind, [])]
+        if ids:
+            play.offers[kind] = sorted(engine.shuffle(ids, dice)[:5])
+    if data.get("locations"):
+        play.location = data["locations"][0]["id"]
+    for deck in ("EQ", "AQ"):
+        quizzes = [q["id"] for q in data.get("quizzes", []) if q["deck"] == deck]
+        if quizzes:
+            play.quiz_decks[deck] = quizzes
+    log: list[str] = []
+    Table(play, ix, dice, log).reveal()
+    return play
+
+
+BANDS = ("M1", "M2", "M3", "M4", "MC")
+
+
+def setup_mine(ix: Index, play: Play, data: Any, dice: Dice) -> None:
+    """Chapter 3: M1 face up at the bottom left, then the M2, M3, M4 tiles shuffled face down on
+    their diagonals, and one of the three MC tiles in the far corner."""
+    tiles = data.get("tiles", [])
+    if not tiles:
+        return
+    by_band = {band: [t["id"] for t in tiles if t["band"] == band] for band in BANDS}
+    layout = [""] * 9
+    for band, positions in mine_positions().items():
+        drawn = engine.shuffle(by_band[band], dice)
+        for pos, tile in zip(positions, drawn, strict=False):
+            layout[pos] = tile
+    faceup = [i == 0 for i in range(9)]
+    play.mine = engine.Mine(layout, faceup, pool=by_band["MC"])
+
+
+def mine_positions() -> dict[str, list[int]]:
+    """Tile positions (ty * 3 + tx) by band: the band is the diagonal tx + ty."""
+    out: dict[str, list[int]] = {b: [] for b in BANDS}
+    for pos in range(9):
+        out[BANDS[pos // 3 + pos % 3]].append(pos)
+    return out
+
+
+def start_chapter(state: State, chapter: int, dice: Dice, log: list[str]) -> None:
+    ix = index()
+    state.chapter = chapter
+    state.play = chapter_setup(ix, chapter, state.advanced, state.box, dice)
+    state.play.endings = [f"{c}{e}" for c, won, e, _, _ in state.history if won]
+    state.phase = "playing"
+    log.append(f"chapter {chapter} begins ({'advanced' if state.advanced else 'normal'} mode)")
+    log.append(f"day 1: {ix.name(state.play.present)}")
+
+
+def finish_chapter(state: State, log: list[str]) -> None:
+    """Win: keep the acquired cards in the save box. Lose: return them and reset the chapter."""
+    play = state.play
+    assert play is not None
+    won = play.result == "won"
+    state.history.append((play.chapter, won, play.ending, play.day, play.reason))
+    if won:
+        state.box = sorted(set(play.items) | set(play.supports) | set(play.habits))
+        last = state.single or play.chapter == CHAPTERS[-1] or play.chapter + 1 not in (
+            index().content.chapters)
+        if last:
+            state.phase = "over"
+            state.winners = (0,)
+            state.reason = f"chapter {play.chapter} won (ending {play.ending})"
+            log.append("the campaign is complete")
+            return
+    state.phase = "between"
+
+
+# ---- decider --------------------------------------------------------------------------------
+
+
+def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
+    if len(seats) != 1:
+        raise MalformedCommand("BAD_SEATS", "Eila and Something Shiny is played solo (1 seat)")
+    ix = index()
+    if options.first_chapter not in ix.content.chapters:
+        raise MalformedCommand("BAD_CHAPTER", f"there is no chapter {options.first_chapter}")
+    for card in options.save_box:
+        if not card.startswith(KEPT) or (card not in ix.items and card not in ix.supports
+                                        and card not in ix.cards):
+            raise MalformedCommand("BAD_SAVE_BOX", f"{card} cannot be in the save box")
+    dice = RecordingDice(rng)
+    log: list[str] = []
+    new_state(options, dice, log)
+    started = pb.CampaignStarted(options=options, draws=dice.draws, log=log,
+                                 content_version=content_version())
+    return [pb.Event(started=started)]
+
+
+def new_state(options: Any, dice: Dice, log: list[str]) -> State:
+    state = State(advanced=options.advanced, single=options.single_chapter,
+                  chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
+    start_chapter(state, options.first_chapter, dice, log)
+    return state
+
+
+def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
+    if seat != 0:
+        raise RuleError("NOT_YOUR_TURN", "only Eila's player acts in this game")
+    dice = RecordingDice(rng)
+    log: list[str] = []
+    apply(state.clone(), command, dice, log)
+    return [pb.Event(acted=pb.Acted(command=command, draws=dice.draws, log=log))]
+
+
+def evolve(state: State | None, event: Any) -> State:
+    kind = event.WhichOneof("kind")
+    if kind == "started":
+        log: list[str] = []
+        new = new_state(event.started.options, ReplayDice(list(event.started.draws)), log)
+        new.log = log[-engine.LOG_KEEP:]
+        return new
+    assert state is not None and kind == "acted"
+    new = state.clone()
+    log = []  # this command's public account
+    apply(new, event.acted.command, ReplayDice(list(event.acted.draws)), log)
+    new.log = (new.log + log)[-engine.LOG_KEEP:]
+    return new
+
+
+def apply(state: State, command: Any, dice: Dice, log: list[str]) -> None:
+    """Change `state` (a copy) by one command; raise before changing anything if illegal."""
+    kind = command.WhichOneof("kind")
+    if kind is None:
+        raise MalformedCommand("NO_COMMAND", "the command has no kind")
+    if state.phase == "over":
+        raise RuleError("GAME_OVER", "the campaign is over")
+    if kind in ("start_chapter", "abandon"):
+        campaign_command(state, command, dice, log)
+        return
+    if state.phase != "playing":
+        raise RuleError("NO_CHAPTER", "no chapter is being played: start one")
+    play = state.play
+    assert play is not None
+    table = Table(play, index(), dice, log)
+    chapter_command(table, kind, getattr(command, kind))
+    if play.result:
+        finish_chapter(state, log)
+
+
+def campaign_command(state: State, command: Any, dice: Dice, log: list[str]) -> None:
+    if state.phase != "between":
+        raise RuleError("CHAPTER_IN_PROGRESS", "finish the chapter being played first")
+    assert state.play is not None
+    if command.WhichOneof("kind") == "abandon":
+        state.phase = "over"
+        state.winners = ()
+        state.reason = f"campaign abandoned at chapter {state.chapter}"
+        log.append(state.reason)
+        return
+    wanted = command.start_chapter.chapter
+    if wanted not in CHAPTERS:
+        raise MalformedCommand("BAD_CHAPTER", f"there is no chapter {wanted}")
+    expected = state.chapter + 1 if state.play.result == "won" else state.chapter
+    if wanted != expected:
+        raise RuleError("WRONG_CHAPTER", f"the next chapter to play is chapter {expected}")
+    start_chapter(state, wanted, dice, log)
+
+
+PHASES_OF = {
+    "choose": ("day",), "submit": ("night",), "end_night": ("night",), "boost": ("combat",),
+    "fight": ("combat",), "move": ("moving",), "stop": ("moving",), "pick": ("picking",),
+    "done_picking": ("picking",), "peek": ("peek",),
+}
+SIDES = {pb.NORTH: "N", pb.EAST: "E", pb.SOUTH: "S", pb.WEST: "W"}
+
+
+def chapter_command(t: Table, kind: str, cmd: Any) -> None:
+    phase = t.p.phase
+    if kind in PHASES_OF and phase not in PHASES_OF[kind]:
+        raise RuleError("WRONG_PHASE", f"you cannot {kind.replace('_', ' ')} during the {phase}")
+    if kind == "choose":
+        t.choose(cmd.option)
+    elif kind == "discard":
+        engine.discard(t, resource(cmd.resource), cmd.count)
+    elif kind == "convert":
+        engine.convert(t, cmd.conversion)
+    elif kind == "submit":
+        engine.submit(t, resource(cmd.resource), cmd.count)
+    elif kind == "end_night":
+        engine.end_night(t)
+    elif kind == "boost":
+        engine.boost(t, cmd.energy)
+    elif kind == "fight":
+        engine.fight(t)
+    elif kind == "cast":
+        engine.cast(t, cmd.card)
+    elif kind == "use_item":
+        engine.use_item(t, cmd.card)
+    elif kind == "answer":
+        engine.answer(t, cmd.quiz, cmd.answer)
+    elif kind == "move":
+        if cmd.direction not in SIDES:
+            raise MalformedCommand("BAD_DIRECTION", "name a direction")
+        engine.move(t, SIDES[cmd.direction])
+    elif kind == "stop":
+        engine.stop(t)
+    elif kind == "pick":
+        engine.pick(t, cmd.card)
+    elif kind == "done_picking":
+        engine.done_picking(t)
+    elif kind == "peek":
+        engine.peek(t, cmd.delay)
+    else:
+        raise RuleError("NOT_IN_THIS_CHAPTER", f"{kind.replace('_', ' ')} is not possible now")
+
+
+def resource(value: int) -> str:
+    if value not in RESOURCE_OF:
+        raise MalformedCommand("BAD_RESOURCE", "name a resource")
+    return RESOURCE_OF[value]
+
+
+# ---- who acts, what is legal, the outcome -----------------------------------------------
+
+
+def to_act(state: State) -> list[int]:
+    return [] if state.phase == "over" else [0]
+
+
+def outcome(state: State) -> Outcome | None:
+    if state.phase != "over" or state.winners is None:
+        return None
+    return Outcome(winners=state.winners, reason=state.reason)
+
+
+def legal_actions(state: State, seat: int) -> list[Any]:
+    if seat != 0 or state.phase == "over":
+        return []
+    if state.phase == "between":
+        assert state.play is not None
+        nxt = state.chapter + 1 if state.play.result == "won" else state.chapter
+        return [pb.Command(start_chapter=pb.StartChapter(chapter=nxt)),
+                pb.Command(abandon=pb.Abandon())]
+    p = state.play
+    assert p is not None
+    ix = index()
+    out: list[Any] = []
+    if p.phase == "day":
+        card = ix.card(p.nested or p.present, p.advanced)
+        for i, option in enumerate(card["options"]):
+            if not engine.why_unavailable(p, ix, option):
+                out.append(pb.Command(choose=pb.ChooseOption(option=i)))
+    elif p.phase == "night":
+        goal = engine.goal_side(ix, p.chapter, p.advanced)
+        cap = goal.get("cap", 0)
+        for r, n in goal["submit"].items():
+            if p.res[r] and p.submitted.get(r, 0) < n and (not cap or p.tonight < cap):
+                out.append(pb.Command(submit=pb.Submit(resource=ENUM_OF[r], count=1)))
+        out.append(pb.Command(end_night=pb.EndNight()))
+    elif p.phase == "combat":
+        if p.res["energy"]:
+            out.append(pb.Command(boost=pb.Boost(energy=1)))
+        out.append(pb.Command(fight=pb.Fight()))
+    elif p.phase == "moving":
+        out += [pb.Command(move=pb.Move(direction=d)) for d, side in SIDES.items()
+                if can_step(p, ix, side)]
+        out.append(pb.Command(stop=pb.StopMoving()))
+    elif p.phase == "peek":
+        out += [pb.Command(peek=pb.Peek(delay=False)), pb.Command(peek=pb.Peek(delay=True))]
+    elif p.phase == "picking":
+        resource, price = engine.PRICE[p.picking]
+        if p.res[resource] >= price:
+            out += [pb.Command(pick=pb.Pick(card=c)) for c in p.offers[p.picking]]
+        out.append(pb.Command(done_picking=pb.DonePicking()))
+    out += free_actions(p, ix)
+    return out
+
+
+def free_actions(p: Play, ix: Index) -> list[Any]:
+    out: list[Any] = []
+    for r in RESOURCES:
+        if r != "fear" and p.res[r]:
+            out.append(pb.Command(discard=pb.Discard(resource=ENUM_OF[r], count=1)))
+    for i, conv in enumerate(engine.conversions(p, ix)):
+        if engine.can_pay(p, conv["from"]):
+            out.append(pb.Command(convert=pb.Convert(conversion=i)))
+    for quiz in p.quizzes:
+        for choice in ix.extra[quiz]["answers"]:
+            out.append(pb.Command(answer=pb.AnswerQuiz(quiz=quiz, answer=choice)))
+    for item in p.items:
+        if ix.items[item]["kind"] in ("sell", "consume"):
+            out.append(pb.Command(use_item=pb.UseItem(card=item)))
+    for card in p.supports:
+        data = ix.supports[card]
+        usable = data["kind"] == "heal" or (data["kind"] == "spell" and p.phase == "combat")
+        if usable and engine.can_pay(p, data["cost"]):
+            out.append(pb.Command(cast=pb.CastSpell(card=card)))
+    return out
+
+
+def can_step(p: Play, ix: Index, side: str) -> bool:
+    """Whether a step that way is accepted (a face-down tile may still turn out walled)."""
+    m = p.mine
+    assert m is not None
+    dx, dy = engine.STEPS[side]
+    x, y = m.x + dx, m.y + dy
+    if not (0 <= x < 6 and 0 <= y < 6):
+        return False
+    if not m.faceup[(y // 2) * 3 + x // 2]:
+        return True
+    feature = engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side)
+    return feature not in ("wall",) and not (feature == "hidden" and "I13" not in p.items)
+
+
+def redact(event: Any, seat: int | None) -> Any:
+    """The draws may give away the upcoming deck's order: only the public log is shown."""
+    out = pb.Event()
+    out.CopyFrom(event)
+    kind = out.WhichOneof("kind")
+    if kind:
+        del getattr(out, kind).draws[:]
+    return out
+
+
+def redeal(state: State, seat: int, rng: Rng) -> State:
+    """Re-shuffle what the player does not know: the unknown part of the upcoming deck."""
+    new = state.clone()
+    p = new.play
+    if p is not None:
+        end = len(p.upcoming) - (1 if p.bottom else 0)
+        hidden = p.upcoming[p.known:end]
+        rng.shuffle(hidden)
+        p.upcoming = p.upcoming[: p.known] + hidden + p.upcoming[end:]
+        for deck in p.quiz_decks.values():
+            rng.shuffle(deck)
+        if p.mine is not None:
+            redeal_mine(p.mine, rng)
+    return new
+
+
+def redeal_mine(m: engine.Mine, rng: Rng) -> None:
+    """Face-down tiles trade places within their band; a face-down MC may be any of the three."""
+    for band, positions in mine_positions().items():
+        hidden = [pos for pos in positions if not m.faceup[pos]]
+        if band == "MC":
+            for pos in hidden:
+                m.tiles[pos] = rng.choice(m.pool)
+            continue
+        tiles = [m.tiles[pos] for pos in hidden]
+        rng.shuffle(tiles)
+        for pos, tile in zip(hidden, tiles, strict=True):
+            m.tiles[pos] = tile

@@ -1,0 +1,400 @@
+"""The content validator: `validate(content) -> problems` (an empty list means sound).
+
+It checks that every referenced card, item, support card, habit, quiz, tile and location
+exists; that every effect and requirement is well formed and every option can execute; and
+that no chapter can get stuck (every card that can be revealed has an option that is always
+available, every fetched card exists in the right deck, every repeated combat can end, every
+goal resource has a source). `run_validate()` is the CLI's `arbiter eila validate`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from services.eila.data import RESOURCES, Content, Json, build_index, load_content
+
+PLACES = {"future", "past", "deck"}
+COLORS = {"green", "blue", "red"}
+ADVANCED_TABLE = {
+    1: [], 2: ["216", "227", "236", "240", "242"], 3: ["331", "346", "349", "351"],
+    4: ["403", "418", "430"],
+    5: ["533", "535", "536", "537", "538", "539", "540", "545", "546", "547"],
+}
+CHAPTER0_COLORS = {**{f"00{i}": "green" for i in range(1, 6)},
+                   **{f"00{i}": "blue" for i in range(6, 9)},
+                   "009": "red", "010": "red", "011": "red"}
+COUNTS = {"items": 32, "supports": 14, "habits": 7}
+PAUSING = {"combat", "move", "offer", "trigger_location", "location_action"}
+
+
+class Checker:
+    def __init__(self, content: Content) -> None:
+        self.c = content
+        self.ix = build_index(content)
+        self.problems: list[str] = []
+
+    def bad(self, where: str, what: str) -> None:
+        self.problems.append(f"{where}: {what}")
+
+    # ---- effects and requirements ------------------------------------------------------
+
+    def resources(self, where: str, arg: Any) -> None:
+        if not isinstance(arg, dict) or not arg:
+            self.bad(where, f"expected resources, got {arg!r}")
+            return
+        for r, n in arg.items():
+            if r not in RESOURCES:
+                self.bad(where, f"unknown resource {r!r}")
+            if not isinstance(n, int) or n < 0:
+                self.bad(where, f"bad amount {n!r} of {r}")
+
+    def effects(self, where: str, effects: Any, chapter: Json | None) -> None:
+        if not isinstance(effects, list):
+            self.bad(where, "effects must be a list")
+            return
+        for i, effect in enumerate(effects):
+            self.effect(f"{where} effect {i + 1}", effect, chapter)
+
+    def effect(self, where: str, effect: Any, chapter: Json | None) -> None:
+        if not isinstance(effect, dict) or len(effect) != 1:
+            self.bad(where, f"an effect has exactly one key: {effect!r}")
+            return
+        (kind, arg), = effect.items()
+        ids = {c["id"]: c for c in chapter.get("cards", [])} if chapter else {}
+        if kind in ("gain", "lose"):
+            self.resources(where, arg)
+            too_much = kind == "lose" and isinstance(arg, dict) and any(
+                isinstance(n, int) and n > 8 for r, n in arg.items() if r != "fear")
+            if too_much:
+                self.bad(where, "asks for more than storage can ever hold")
+        elif kind in ("heal", "hurt", "move"):
+            if not isinstance(arg, int) or arg < 0:
+                self.bad(where, f"{kind} needs a count")
+        elif kind in ("blue", "red"):
+            if arg not in ids:
+                self.bad(where, f"{kind} card {arg} does not exist in this chapter")
+            elif ids[arg]["color"] != kind:
+                self.bad(where, f"card {arg} is {ids[arg]['color']}, not {kind}")
+        elif kind == "habit":
+            if arg not in self.ix.content.habit_cards():
+                self.bad(where, f"habit {arg} does not exist")
+        elif kind in ("item", "drop_item"):
+            if arg not in self.ix.items:
+                self.bad(where, f"item {arg} does not exist")
+        elif kind == "support":
+            if arg not in self.ix.supports:
+                self.bad(where, f"support card {arg} does not exist")
+        elif kind == "ending":
+            if chapter is not None and arg not in chapter.get("endings", {}):
+                self.bad(where, f"ending {arg} has no text in this chapter")
+        elif kind == "if_item":
+            if arg.get("item") not in self.ix.items:
+                self.bad(where, f"item {arg.get('item')} does not exist")
+            self.effects(where, arg.get("then"), chapter)
+        elif kind == "combat":
+            self.combat(where, arg, chapter)
+        elif kind == "quiz":
+            if chapter is None or not any(q["deck"] == arg for q in chapter.get("quizzes", [])):
+                self.bad(where, f"no {arg} quiz deck in this chapter")
+        elif kind in ("trigger_location", "cover"):
+            if chapter is None or not chapter.get("tiles"):
+                self.bad(where, f"{kind} needs the mine of chapter 3")
+        elif kind == "offer":
+            if arg not in ("contracts", "privileges") or chapter is None or not chapter.get(arg):
+                self.bad(where, f"nothing to offer: {arg}")
+        elif kind == "location_action":
+            if chapter is None or not chapter.get("locations"):
+                self.bad(where, "location actions need location cards")
+        elif kind == "go":
+            if chapter is None or arg not in {x["id"] for x in chapter.get("locations", [])}:
+                self.bad(where, f"location {arg} does not exist")
+        elif kind in ("keep_habit", "flag", "end_combat"):
+            pass
+        else:
+            self.bad(where, f"unknown effect {kind!r}")
+
+    def combat(self, where: str, spec: Any, chapter: Json | None) -> None:
+        if not isinstance(spec, dict) or not isinstance(spec.get("value"), int):
+            self.bad(where, "a combat needs an enemy value")
+            return
+        if not spec.get("enemy"):
+            self.bad(where, "a combat needs an enemy name")
+        for weak in spec.get("weak", []):
+            (k, a), = weak["if"].items()
+            if k == "no" and a not in RESOURCES:
+                self.bad(where, f"weakness names unknown resource {a}")
+            if k == "item" and a not in self.ix.items:
+                self.bad(where, f"weakness names unknown item {a}")
+            if k == "support" and a not in self.ix.supports:
+                self.bad(where, f"weakness names unknown support card {a}")
+        self.effects(where + " (win)", spec.get("win", []), chapter)
+        self.effects(where + " (lose)", spec.get("lose", []), chapter)
+        if spec.get("repeat") and not any("hurt" in e for e in spec.get("lose", [])):
+            self.bad(where, "a repeated combat must cost HP when lost, or it may never end")
+
+    def requirement(self, where: str, req: Any) -> None:
+        if not isinstance(req, dict) or len(req) != 1:
+            self.bad(where, f"a requirement has exactly one key: {req!r}")
+            return
+        (kind, arg), = req.items()
+        if kind in ("item", "no_item") and arg not in self.ix.items:
+            self.bad(where, f"requires unknown item {arg}")
+        elif kind == "support" and arg not in self.ix.supports:
+            self.bad(where, f"requires unknown support card {arg}")
+        elif kind == "habit" and arg not in self.ix.content.habit_cards():
+            self.bad(where, f"requires unknown habit {arg}")
+        elif kind not in ("item", "no_item", "support", "habit", "flag", "no_flag", "min_day",
+                          "max_fear", "shelter", "ending", "no_ending", "location"):
+            self.bad(where, f"unknown requirement {kind!r}")
+
+    # ---- cards ----------------------------------------------------------------------------
+
+    def card(self, where: str, card: Json, chapter: Json | None) -> None:
+        options = card.get("options")
+        if not card.get("title") and not card.get("name"):
+            self.bad(where, "a card needs a title")
+        if not options:
+            self.bad(where, "a card needs at least one option")
+            return
+        for i, option in enumerate(options):
+            w = f"{where} option {'ABCDEFGH'[i]}"
+            if option.get("place") not in PLACES:
+                self.bad(w, f"place must be one of {sorted(PLACES)}")
+            if option.get("place") == "deck" and card.get("color") == "green":
+                self.bad(w, "a green card has no deck to return to")
+            if not option.get("text"):
+                self.bad(w, "an option needs text")
+            for req in option.get("requires", []):
+                self.requirement(w, req)
+            self.effects(w, option.get("effects"), chapter)
+        if not any(always_available(o) for o in options):
+            self.bad(where, "no option is always available: the chapter could get stuck here")
+
+    def chapter(self, n: int, data: Json) -> None:
+        where = f"chapter {n}"
+        if data.get("chapter") != n:
+            self.bad(where, "the file's chapter number is wrong")
+        for side in ("normal", "advanced"):
+            goal = data.get("goal", {}).get(side)
+            if not goal:
+                self.bad(where, f"the goal card has no {side} side")
+                continue
+            self.resources(f"{where} {side} goal", goal.get("submit"))
+            if not isinstance(goal.get("max_hp"), int) or goal["max_hp"] < 1:
+                self.bad(where, f"the {side} goal needs a max HP")
+            if not goal.get("text"):
+                self.bad(where, f"the {side} goal needs a text")
+        if "A" not in data.get("endings", {}):
+            self.bad(where, "ending A is missing")
+        for r in data.get("prologue", {}).get("resources", {}):
+            if r not in RESOURCES:
+                self.bad(where, f"prologue names unknown resource {r}")
+        cards = data.get("cards", [])
+        ids = [c["id"] for c in cards]
+        if len(set(ids)) != len(ids):
+            self.bad(where, "card numbers repeat")
+        for card in cards:
+            cw = f"card {card['id']}"
+            if not card["id"].startswith(str(n)) or len(card["id"]) != 3:
+                self.bad(cw, f"chapter {n} cards are numbered {n}01, {n}02, ...")
+            if card.get("color") not in COLORS:
+                self.bad(cw, f"colour must be one of {sorted(COLORS)}")
+            self.card(cw, card, data)
+        if n == 0 and {c["id"]: c["color"] for c in cards} != CHAPTER0_COLORS:
+            self.bad(where, "chapter 0 is cards 001-005 green, 006-008 blue, 009-011 red")
+        if n > 0 and len(cards) < 25:
+            self.bad(where, f"a later chapter needs at least 25 event cards, has {len(cards)}")
+        if not any(c["color"] == "green" for c in cards):
+            self.bad(where, "no green card: the first day would be empty")
+        self.reachable(n, data)
+        self.sources(n, data)
+        for key in ("quizzes", "location_events", "locations", "contracts", "privileges"):
+            for thing in data.get(key, []):
+                if key == "quizzes":
+                    self.quiz(thing, data)
+                else:
+                    self.card(f"{key[:-1]} {thing['id']}", thing, data)
+        if data.get("tiles"):
+            self.mine(data)
+
+    def quiz(self, q: Json, chapter: Json) -> None:
+        where = f"quiz {q['id']}"
+        if q.get("deck") not in ("EQ", "AQ"):
+            self.bad(where, "deck must be EQ or AQ")
+        if q.get("correct") not in q.get("answers", []):
+            self.bad(where, "the correct answer is not among the answers")
+        if not q.get("clue") or not any(q["clue"] in c.get("text", "")
+                                         for c in chapter.get("cards", [])):
+            self.bad(where, "its clue must appear in the text of a card of the chapter")
+        self.effects(where + " reward", q.get("reward"), chapter)
+
+    def mine(self, data: Json) -> None:
+        tiles = data["tiles"]
+        bands = [t["band"] for t in tiles]
+        expected = {"M1": 1, "M2": 2, "M3": 3, "M4": 2, "MC": 3}
+        for band, count in expected.items():
+            if bands.count(band) != count:
+                self.bad("mine", f"{count} {band} tiles expected, found {bands.count(band)}")
+        events = {e["id"] for e in data.get("location_events", [])}
+        if events != {str(n) for n in range(340, 353)}:
+            self.bad("mine", "location events must be 340 to 352")
+        placed = set()
+        for tile in tiles:
+            if len(tile.get("cells", [])) != 4:
+                self.bad(f"tile {tile['id']}", "a tile has 4 grids")
+                continue
+            for cell in tile["cells"]:
+                if cell.get("loc"):
+                    placed.add(str(cell["loc"]))
+                for f in ("wall", "hidden", "cliff"):
+                    if set(cell.get(f, "")) - set("NESW"):
+                        self.bad(f"tile {tile['id']}", f"{f} sides are N, E, S, W")
+        for loc in placed - events:
+            self.bad("mine", f"a grid shows location {loc}, which has no event")
+
+    def reachable(self, n: int, data: Json) -> None:
+        """Every blue and red card is fetched by some effect of the chapter."""
+        fetched: set[str] = set()
+        for thing in all_cards(data) + list(self.ix.content.habit_cards().values()):
+            for option in thing.get("options", []):
+                fetched |= fetches(option.get("effects", []))
+        for q in data.get("quizzes", []):
+            fetched |= fetches(q.get("reward", []))
+        for card in data.get("cards", []):
+            if card.get("color") in ("blue", "red") and card["id"] not in fetched:
+                self.bad(f"card {card['id']}", f"no effect of chapter {n} fetches this card")
+
+    def sources(self, n: int, data: Json) -> None:
+        """Each goal resource can be gained somewhere (a card, the prologue or a conversion)."""
+        gained: set[str] = set(data.get("prologue", {}).get("resources", {}))
+        for thing in all_cards(data):
+            for option in thing.get("options", []):
+                gained |= gains(option.get("effects", []))
+        for conv in self.c.common.get("conversions", []):
+            gained |= set(conv["to"])
+        for side in ("normal", "advanced"):
+            for r in data.get("goal", {}).get(side, {}).get("submit", {}):
+                if r not in gained:
+                    self.bad(f"chapter {n}", f"nothing gives {r}, which the {side} goal needs")
+
+    def run(self) -> list[str]:
+        common = self.c.common
+        for key, count in COUNTS.items():
+            found = len(self.c.habits.get("habits", [])) if key == "habits" else len(
+                common.get(key, []))
+            if found != count:
+                self.bad(key, f"{count} expected, found {found}")
+        for item in common.get("items", []):
+            if item.get("kind") == "combo":
+                for need in item["needs"]:
+                    if need not in self.ix.items:
+                        self.bad(f"item {item['id']}", f"combination names unknown item {need}")
+            if item.get("kind") == "consume":
+                self.effects(f"item {item['id']}", item["effects"], None)
+        for habit in self.c.habits.get("habits", []):
+            self.card(f"habit {habit['id']}", habit, None)
+        for n, data in sorted(self.c.chapters.items()):
+            self.chapter(n, data)
+        for n in range(6):
+            if n not in self.c.chapters:
+                self.bad(f"chapter {n}", "missing")
+        self.advanced()
+        self.obtainable()
+        return self.problems
+
+    def obtainable(self) -> None:
+        """Every item, support card and habit can be acquired somewhere in the campaign."""
+        given: set[str] = set()
+        things: list[Json] = list(self.c.advanced.get("cards", []))
+        things += list(self.c.habits.get("habits", []))
+        for data in self.c.chapters.values():
+            things += all_cards(data)
+            given |= set(data.get("prologue", {}).get("items", []))
+            for q in data.get("quizzes", []):
+                given |= acquired(q.get("reward", []))
+        for thing in things:
+            for option in thing.get("options", []):
+                given |= acquired(option.get("effects", []))
+        wanted = set(self.ix.items) | set(self.ix.supports) | set(self.c.habit_cards())
+        for ref in sorted(wanted - given):
+            self.bad(ref, "no card ever gives it")
+
+    def advanced(self) -> None:
+        cards = self.c.advanced.get("cards", [])
+        wanted = sorted(c for ids in ADVANCED_TABLE.values() for c in ids)
+        if sorted(c["id"] for c in cards) != wanted:
+            self.bad("advanced", f"the 22 advanced events must be {', '.join(wanted)}")
+        for card in cards:
+            ch = int(card["id"][0])
+            data = self.c.chapters.get(ch, {})
+            normal = {c["id"]: c for c in all_cards(data)}.get(card["id"])
+            if normal is None:
+                self.bad(f"advanced {card['id']}", "replaces no card of its chapter")
+                continue
+            if normal.get("color") != card.get("color"):
+                self.bad(f"advanced {card['id']}", "must keep the colour of the card it replaces")
+            self.card(f"advanced {card['id']}", card, data)
+
+
+def all_cards(data: Json) -> list[Json]:
+    out: list[Json] = list(data.get("cards", []))
+    for key in ("location_events", "locations", "contracts", "privileges"):
+        out += data.get(key, [])
+    return out
+
+
+def walk(effects: list[Json]) -> list[Json]:
+    out = []
+    for e in effects:
+        out.append(e)
+        (kind, arg), = e.items()
+        if kind == "combat":
+            out += walk(arg.get("win", [])) + walk(arg.get("lose", []))
+        elif kind == "if_item":
+            out += walk(arg.get("then", []))
+    return out
+
+
+def fetches(effects: list[Json]) -> set[str]:
+    return {v for e in walk(effects) for k, v in e.items() if k in ("blue", "red")}
+
+
+def acquired(effects: list[Json]) -> set[str]:
+    kinds = ("item", "support", "habit")
+    return {v for e in walk(effects) for k, v in e.items() if k in kinds}
+
+
+def gains(effects: list[Json]) -> set[str]:
+    return {r for e in walk(effects) for k, v in e.items() if k == "gain" for r in v}
+
+
+def always_available(option: Json) -> bool:
+    """No requirement, no item to return and no resource to pay before its first pause."""
+    if option.get("requires"):
+        return False
+    for effect in option.get("effects", []):
+        (kind, arg), = effect.items()
+        if kind in PAUSING:
+            return True
+        if kind == "drop_item":
+            return False
+        if kind == "lose" and any(r != "fear" and n > 0 for r, n in arg.items()):
+            return False
+    return True
+
+
+def validate(data: Content) -> list[str]:
+    return Checker(data).run()
+
+
+def run_validate() -> int:
+    problems = validate(load_content())
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"eila content: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_validate())

@@ -1,0 +1,48 @@
+"""Every chapter can be won (the greedy bot wins it in both modes) and none is trivial
+(the random bot almost never wins). Seeded, so the figures are deterministic."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.eila import GAME
+from services.eila.simulate import campaign, chapter_rates
+from tests.eila.helpers import start
+
+CHAPTERS = range(6)
+
+
+@pytest.mark.parametrize("advanced", [False, True])
+def test_every_chapter_can_be_won_by_the_greedy_bot(advanced: bool) -> None:
+    for chapter in CHAPTERS:
+        rate, _ = chapter_rates("greedy", chapter, advanced, range(8))
+        assert rate >= 0.25, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
+
+
+def test_the_random_bot_wins_rarely() -> None:
+    for chapter in CHAPTERS:
+        rate, _ = chapter_rates("random", chapter, False, range(8))
+        assert rate <= 0.125, f"chapter {chapter}: {rate}"
+
+
+def test_bots_only_send_legal_commands() -> None:
+    state = start(0)
+    legal = GAME.legal_actions(state, 0)
+    for name, bot in GAME.bots.items():
+        from services.core.decider import Rng
+
+        assert bot(GAME.view(state, 0), legal, Rng(b"b", 0)) in legal, name
+
+
+def test_the_greedy_bot_completes_a_campaign() -> None:
+    won, attempts = campaign("greedy", False, seed=1)
+    assert won == 6 and attempts >= 6
+
+
+@pytest.mark.slow
+def test_win_rates_over_many_seeds() -> None:
+    """The figures of docs/eila.md (100 seeds, normal mode)."""
+    for chapter in CHAPTERS:
+        greedy, _ = chapter_rates("greedy", chapter, False, range(100))
+        rand, _ = chapter_rates("random", chapter, False, range(100))
+        assert greedy >= 0.9 and rand <= 0.02, (chapter, greedy, rand)

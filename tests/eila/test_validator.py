@@ -1,0 +1,151 @@
+"""The content validator: the authored data passes; broken data is caught."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from services.eila.data import Content, load_content
+from services.eila.validate import run_validate, validate
+
+
+def broken(change: Any) -> list[str]:
+    content = load_content()
+    chapters = copy.deepcopy(content.chapters)
+    common = copy.deepcopy(content.common)
+    change(chapters, common)
+    return validate(Content(common, content.habits, content.advanced, chapters))
+
+
+def card(chapters: dict[int, Any], card_id: str) -> Any:
+    return next(c for c in chapters[int(card_id[0])]["cards"] if c["id"] == card_id)
+
+
+def test_the_authored_content_is_valid() -> None:
+    assert validate(load_content()) == []
+
+
+def test_run_validate_returns_0_on_valid_content() -> None:
+    assert run_validate() == 0
+
+
+def test_a_missing_blue_card_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "002")["options"][0]["effects"][1] = {"blue": "099"}
+    assert any("099 does not exist" in p for p in broken(change))
+
+
+def test_a_reference_to_the_wrong_colour_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "002")["options"][0]["effects"][1] = {"blue": "009"}
+    assert any("is red, not blue" in p for p in broken(change))
+
+
+def test_an_unknown_item_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "007")["options"][0]["requires"] = [{"item": "I99"}]
+    assert any("unknown item I99" in p for p in broken(change))
+
+
+def test_a_card_where_play_could_get_stuck_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "001")["options"] = [{"text": "Pay", "effects": [{"lose": {"coin": 1}}],
+                                       "place": "future"}]
+    assert any("could get stuck" in p for p in broken(change))
+
+
+def test_a_card_no_effect_fetches_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "003")["options"][0]["effects"] = [{"gain": {"coin": 2}}]
+    assert any("011" in p and "fetches" in p for p in broken(change))
+
+
+def test_a_repeated_combat_that_cannot_end_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "535")["options"][0]["effects"][0]["combat"]["lose"] = [{"gain": {"fear": 1}}]
+    assert any("may never end" in p for p in broken(change))
+
+
+def test_an_unknown_effect_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "001")["options"][0]["effects"] = [{"teleport": 3}]
+    assert any("unknown effect" in p for p in broken(change))
+
+
+def test_a_goal_resource_without_a_source_is_caught() -> None:
+    def change(ch: Any, common: Any) -> None:
+        ch[1]["goal"]["normal"]["submit"] = {"stone": 1}
+        common["conversions"] = [c for c in common["conversions"] if "stone" not in c["to"]]
+    assert any("nothing gives stone" in p for p in broken(change))
+
+
+def test_a_missing_chapter_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        del ch[4]
+    assert any("chapter 4: missing" in p for p in broken(change))
+
+
+def test_a_later_chapter_needs_25_event_cards() -> None:
+    def change(ch: Any, _: Any) -> None:
+        ch[1]["cards"] = ch[1]["cards"][:20]
+    assert any("at least 25" in p for p in broken(change))
+
+
+def test_a_quiz_clue_missing_from_the_cards_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        ch[2]["quizzes"][0]["clue"] = "purple elephants"
+    assert any("EQ-1" in p and "clue" in p for p in broken(change))
+
+
+def test_a_mine_grid_without_an_event_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        ch[3]["tiles"][0]["cells"][0]["loc"] = 399
+    assert any("location 399" in p for p in broken(change))
+
+
+def test_an_item_nothing_gives_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "008")["options"][0]["effects"] = [{"lose": {"coin": 2}}]
+        card(ch, "007")["options"][0].pop("requires")
+    assert any(p.startswith("I01") for p in broken(change))
+
+
+def test_a_green_card_cannot_return_to_a_deck() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "001")["options"][0]["place"] = "deck"
+    assert any("no deck to return to" in p for p in broken(change))
+
+
+def test_advanced_cards_must_replace_a_card_of_the_same_number() -> None:
+    content = load_content()
+    advanced = copy.deepcopy(content.advanced)
+    advanced["cards"][0]["id"] = "299"
+    problems = validate(Content(content.common, content.habits, advanced, content.chapters))
+    assert any("advanced" in p for p in problems)
+
+
+def test_the_schema_documents_every_effect_the_engine_knows() -> None:
+    import json
+
+    from services.eila.data import DATA_DIR
+    from services.eila.engine import EFFECTS
+
+    schema = json.loads((DATA_DIR / "schema.json").read_text())
+    documented = set(schema["$defs"]["effect"]["properties"])
+    assert set(EFFECTS) - {"end_combat"} == documented
+
+
+def test_a_price_storage_can_never_hold_is_caught() -> None:
+    def change(ch: Any, _: Any) -> None:
+        card(ch, "004")["options"][0]["effects"][0] = {"lose": {"coin": 9}}
+    assert any("storage can ever hold" in p for p in broken(change))
+
+
+def test_the_arbiter_command_validates_the_shipped_content() -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "services.cli.main", "eila", "validate"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "0 problem(s)" in run.stdout
