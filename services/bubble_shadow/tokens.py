@@ -162,17 +162,20 @@ def snake_choices(tokens: Tokens, current: Tally) -> list[int]:
 
 def snake_discard(tokens: Tokens, price: int, swap: tuple[int, int] | None) -> Tokens:
     """The physical tokens that leave the game when 5 of `price` are discarded: one-count
-    tokens first (main ones before special ones), then Oysters (4 each) for what is left."""
+    tokens first (main ones before special ones); short of 5 of those, an Oyster (4 Silver
+    Coins) and one one-count token, exactly 5; with no one-count token, two Oysters."""
     order = [pb.MOON, pb.SILVER, pb.BUBBLE, pb.PALETTE_MOON, pb.PALETTE_SILVER,
              pb.CHESS_BUBBLE, pb.CHESS_SILVER, pb.APPLE, pb.ROSE, pb.SNAKE]
+    ones = [t for t in order if swapped(RESOLVES_AS[t], swap) == price]
     removed = [0] * KINDS
     need = 5
-    for token in order:
-        take = min(tokens[token], need) if swapped(RESOLVES_AS[token], swap) == price else 0
+    if price == SILVER and tokens[pb.OYSTER] and sum(tokens[t] for t in ones) < 5:
+        removed[pb.OYSTER] = min(tokens[pb.OYSTER], 1 if any(tokens[t] for t in ones) else 2)
+        need -= 4 * removed[pb.OYSTER]
+    for token in ones:
+        take = max(0, min(tokens[token], need))
         removed[token] += take
         need -= take
-    if need > 0 and price == SILVER:
-        removed[pb.OYSTER] = min(tokens[pb.OYSTER], -(-need // 4))
     return tuple(removed)
 
 

@@ -83,11 +83,16 @@ def _hide_deal(deal: pb.SeatDeal) -> None:
 
 def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
     kind = event.WhichOneof("kind")
-    if kind not in ("round_started", "tokens_drawn", "faces_chosen"):
+    if kind not in ("round_started", "tokens_drawn", "faces_chosen", "pact_played"):
         return event
     out = pb.Event()
     out.CopyFrom(event)
-    if kind == "round_started":
+    if kind == "pact_played":
+        # The Magician's pay order is a private plan until the payment itself (which is
+        # public): naming kinds of token could tell the table what lies behind the screen.
+        if out.pact_played.magician != seat:
+            out.pact_played.ClearField("pay_order")
+    elif kind == "round_started":
         for deal in out.round_started.deals:
             if deal.seat != seat:
                 _hide_deal(deal)

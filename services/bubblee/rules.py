@@ -40,7 +40,6 @@ from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Sea
 # ---- The material ---------------------------------------------------------------------
 
 PER_COLOUR = 16  # 96 Bubblees: 16 of each of the 6 colours
-TOTAL = 6 * PER_COLOUR
 BAG_BLACKS = 3  # "la pioche doit toujours contenir exactement 3 Bubblees Noirs"
 START_BLACK_COLUMNS = (0, 2, 4)  # columns 1, 3, 5 of the ground row
 EXTRA_BLACK_COLUMNS = (1, 3)  # the difficulty variant: 4th in column 2, 5th in column 4

@@ -509,7 +509,7 @@ def edge(t: Table, x: int, y: int, side: str) -> str:
     return ""
 
 
-def move(t: Table, side: str) -> None:
+def move(t: Table, side: str, pay_hp: bool = False) -> None:
     m = t.p.mine
     assert m is not None
     dx, dy = STEPS[side]
@@ -528,8 +528,8 @@ def move(t: Table, side: str) -> None:
             return
         raise RuleError("BLOCKED", f"a {'wall' if feature == 'wall' else 'hidden passage'} "
                         "blocks the way" + ("" if feature == "wall" else " (you need a magnifier)"))
-    if feature == "cliff" and "I12" not in t.p.items:
-        if t.p.res["energy"]:
+    if feature == "cliff" and "I12" not in t.p.items:  # "Cost 1 Energy or 1 HP": her choice
+        if t.p.res["energy"] and not pay_hp:
             t.lose("energy", 1)
         else:
             t.hurt(1, blockable=False)

@@ -26,22 +26,23 @@ def index() -> Index:
 
 
 def chapter_setup(ix: Index, chapter: int, advanced: bool, box: Sequence[str],
-                  dice: Dice) -> Play:
+                  dice: Dice, habit_order: Sequence[str] = ()) -> Play:
     """Set-up: decks by colour, green cards in ascending order, the goal's hearts, the prologue.
 
-    From chapter 2 the acquired habits go under the green cards (in ascending order).
+    From chapter 2 the acquired habits go under the green cards, in the order the player
+    chose (`habit_order`, checked by `check_habit_order`; ascending when not given). Kept
+    habits are never in the habit deck: they are not put back into it.
     """
     data = ix.content.chapter(chapter)
     cards = [ix.card(c["id"], advanced) for c in data["cards"]]
     by_color: dict[str, list[str]] = {"green": [], "blue": [], "red": []}
     for card in sorted(cards, key=lambda c: c["id"]):
         by_color.setdefault(card["color"], []).append(card["id"])
-    habits = sorted(c for c in box if c.startswith("H"))
+    habits = list(habit_order) or sorted(c for c in box if c.startswith("H"))
     upcoming = list(by_color["green"])
-    habit_deck = sorted(ix.content.habit_cards())
+    habit_deck = [h for h in sorted(ix.content.habit_cards()) if h not in habits]
     if chapter >= 2:
         upcoming += habits
-        habit_deck = [h for h in habit_deck if h not in habits]
     goal = engine.goal_side(ix, chapter, advanced)
     play = Play(
         chapter=chapter, advanced=advanced, hp=goal["max_hp"], max_hp=goal["max_hp"],
@@ -72,6 +73,14 @@ def chapter_setup(ix: Index, chapter: int, advanced: bool, box: Sequence[str],
     return play
 
 
+def check_habit_order(box: Sequence[str], order: Sequence[str]) -> None:
+    """*"You can decide the order of the Habit cards"*: all the kept habits, each once."""
+    kept = sorted(c for c in box if c.startswith("H"))
+    if order and sorted(order) != kept:
+        raise MalformedCommand("BAD_HABIT_ORDER",
+                               f"the habit order must list each kept habit once: {kept}")
+
+
 BANDS = ("M1", "M2", "M3", "M4", "MC")
 
 
@@ -99,10 +108,11 @@ def mine_positions() -> dict[str, list[int]]:
     return out
 
 
-def start_chapter(state: State, chapter: int, dice: Dice, log: list[str]) -> None:
+def start_chapter(state: State, chapter: int, dice: Dice, log: list[str],
+                  habit_order: Sequence[str] = ()) -> None:
     ix = index()
     state.chapter = chapter
-    state.play = chapter_setup(ix, chapter, state.advanced, state.box, dice)
+    state.play = chapter_setup(ix, chapter, state.advanced, state.box, dice, habit_order)
     state.play.endings = [f"{c}{e}" for c, won, e, _, _ in state.history if won]
     state.phase = "playing"
     log.append(f"chapter {chapter} begins ({'advanced' if state.advanced else 'normal'} mode)")
@@ -141,6 +151,7 @@ def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
         if not card.startswith(KEPT) or (card not in ix.items and card not in ix.supports
                                         and card not in ix.cards):
             raise MalformedCommand("BAD_SAVE_BOX", f"{card} cannot be in the save box")
+    check_habit_order(sorted(set(options.save_box)), options.habit_order)
     dice = RecordingDice(rng)
     log: list[str] = []
     new_state(options, dice, log)
@@ -152,7 +163,7 @@ def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
 def new_state(options: Any, dice: Dice, log: list[str]) -> State:
     state = State(advanced=options.advanced, single=options.single_chapter,
                   chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
-    start_chapter(state, options.first_chapter, dice, log)
+    start_chapter(state, options.first_chapter, dice, log, options.habit_order)
     return state
 
 
@@ -216,7 +227,8 @@ def campaign_command(state: State, command: Any, dice: Dice, log: list[str]) -> 
     expected = state.chapter + 1 if state.play.result == "won" else state.chapter
     if wanted != expected:
         raise RuleError("WRONG_CHAPTER", f"the next chapter to play is chapter {expected}")
-    start_chapter(state, wanted, dice, log)
+    check_habit_order(state.box, command.start_chapter.habit_order)
+    start_chapter(state, wanted, dice, log, command.start_chapter.habit_order)
 
 
 PHASES_OF = {
@@ -254,7 +266,7 @@ def chapter_command(t: Table, kind: str, cmd: Any) -> None:
     elif kind == "move":
         if cmd.direction not in SIDES:
             raise MalformedCommand("BAD_DIRECTION", "name a direction")
-        engine.move(t, SIDES[cmd.direction])
+        engine.move(t, SIDES[cmd.direction], cmd.pay_hp)
     elif kind == "stop":
         engine.stop(t)
     elif kind == "pick":
@@ -315,8 +327,11 @@ def legal_actions(state: State, seat: int) -> list[Any]:
             out.append(pb.Command(boost=pb.Boost(energy=1)))
         out.append(pb.Command(fight=pb.Fight()))
     elif p.phase == "moving":
-        out += [pb.Command(move=pb.Move(direction=d)) for d, side in SIDES.items()
-                if can_step(p, ix, side)]
+        for d, side in SIDES.items():
+            if can_step(p, ix, side):
+                out.append(pb.Command(move=pb.Move(direction=d)))
+                if climbs_for_energy(p, ix, side):  # or pay 1 HP instead
+                    out.append(pb.Command(move=pb.Move(direction=d, pay_hp=True)))
         out.append(pb.Command(stop=pb.StopMoving()))
     elif p.phase == "peek":
         out += [pb.Command(peek=pb.Peek(delay=False)), pb.Command(peek=pb.Peek(delay=True))]
@@ -363,6 +378,17 @@ def can_step(p: Play, ix: Index, side: str) -> bool:
         return True
     feature = engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side)
     return feature not in ("wall",) and not (feature == "hidden" and "I13" not in p.items)
+
+
+def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
+    """A face-up cliff that way, no rope and some Energy: Energy or HP is the player's choice."""
+    m = p.mine
+    assert m is not None
+    dx, dy = engine.STEPS[side]
+    if not m.faceup[((m.y + dy) // 2) * 3 + (m.x + dx) // 2]:
+        return False
+    feature = engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side)
+    return feature == "cliff" and "I12" not in p.items and p.res["energy"] > 0
 
 
 def redact(event: Any, seat: int | None) -> Any:

@@ -114,6 +114,16 @@ class Checker:
         else:
             self.bad(where, f"unknown effect {kind!r}")
 
+    def immediate(self, where: str, effects: Any) -> None:
+        """A quiz reward or an item's use is a free action, carried out at once outside any
+        card: nothing in it may wait for the player or act on the card in the Present."""
+        if not isinstance(effects, list):
+            return
+        for effect in walk([e for e in effects if isinstance(e, dict) and len(e) == 1]):
+            (kind, _), = effect.items()
+            if kind in PAUSING or kind == "keep_habit":
+                self.bad(where, f"{kind!r} cannot be part of a free action")
+
     def combat(self, where: str, spec: Any, chapter: Json | None) -> None:
         if not isinstance(spec, dict) or not isinstance(spec.get("value"), int):
             self.bad(where, "a combat needs an enemy value")
@@ -228,6 +238,7 @@ class Checker:
                                          for c in chapter.get("cards", [])):
             self.bad(where, "its clue must appear in the text of a card of the chapter")
         self.effects(where + " reward", q.get("reward"), chapter)
+        self.immediate(where + " reward", q.get("reward"))
 
     def mine(self, data: Json) -> None:
         tiles = data["tiles"]
@@ -292,6 +303,7 @@ class Checker:
                         self.bad(f"item {item['id']}", f"combination names unknown item {need}")
             if item.get("kind") == "consume":
                 self.effects(f"item {item['id']}", item["effects"], None)
+                self.immediate(f"item {item['id']}", item["effects"])
         for habit in self.c.habits.get("habits", []):
             self.card(f"habit {habit['id']}", habit, None)
         for n, data in sorted(self.c.chapters.items()):

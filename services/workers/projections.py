@@ -303,6 +303,9 @@ def _unique_games(rows: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[str]:
     return list(seen)
 
 
+POLL_MS = 50  # how long an idle worker waits before looking at the feeds again
+
+
 class ProjectionWorker:
     """One consumer of the `projections` group on every partition feed (Redis)."""
 
@@ -363,12 +366,21 @@ class ProjectionWorker:
         return done
 
     async def read_new(self, block_ms: int | None = None) -> list[tuple[str, list[Any]]]:
-        """Read new entries for this consumer (they are pending until acknowledged)."""
-        reply = await self.redis.xreadgroup(self.group, self.consumer,
-                                            {f: ">" for f in self.feeds}, count=self.count,
-                                            block=block_ms)
-        return [(feed.decode() if isinstance(feed, bytes) else feed, rows)
-                for feed, rows in reply or []]
+        """Read new entries for this consumer (they are pending until acknowledged).
+
+        One XREADGROUP per feed: each feed lives in its own hash slot, and a command may
+        not span slots on Redis Cluster. With nothing new, wait a moment (at most block_ms)
+        instead of blocking on every feed at once.
+        """
+        found = []
+        for feed in self.feeds:
+            reply = await self.redis.xreadgroup(self.group, self.consumer, {feed: ">"},
+                                                count=self.count)
+            found += [(f.decode() if isinstance(f, bytes) else f, rows)
+                      for f, rows in reply or [] if rows]
+        if not found and block_ms:
+            await asyncio.sleep(min(block_ms, POLL_MS) / 1000)
+        return found
 
     async def step(self, block_ms: int | None = None, reclaim: bool = True) -> int:
         # No lock: two steps of one consumer at once (the loop, a ListGames catch-up) get

@@ -239,13 +239,30 @@ def test_too_few_tokens_left_are_shared_one_at_a_time() -> None:
 
 
 def test_snake_discard_takes_an_oyster_whole() -> None:
-    # 1 Silver + 1 Snake + 1 Oyster = 6 Silver: discarding 5 leaves 1 Silver in the tally;
-    # the Oyster needed for the last 3 leaves the game whole.
+    # 1 Silver + 1 Snake + 1 Oyster = 6 Silver: discarding exactly 5 is the Oyster (4) and
+    # one Silver Coin, which leaves the Snake: the tally and the tokens both show 1 Silver.
     assert tk.snake_discard(tokens(silver=1, snake=1, oyster=1), pb.SILVER, None) == tokens(
-        silver=1, snake=1, oyster=1)
+        silver=1, oyster=1)
     events, _ = snake_round(tokens(silver=1, snake=1, oyster=1))
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert resolved.tallies[2].silver == 1
+    discarded = events[kinds(events).index("snake_discarded")].snake_discarded
+    assert tk.from_pb(discarded.removed) == tokens(silver=1, oyster=1)
+    # Only when no one-count token pays the price do two Oysters (8) go for the 5.
+    swap = (pb.MOON, pb.SILVER)  # the Crown made the Snake and the Silver Coins Moons
+    assert tk.snake_discard(tokens(snake=1, oyster=2), pb.SILVER, swap) == tokens(oyster=2)
+
+
+def test_snake_discard_is_exactly_five_when_the_tokens_allow() -> None:
+    # "discard 5 of them": 3 Silver + 1 Snake + 1 Oyster = 8 Silver; the old way took all
+    # four one-count tokens and then the Oyster (8); exactly 5 is the Oyster and one Silver.
+    held = tokens(silver=3, snake=1, oyster=1)
+    removed = tk.snake_discard(held, pb.SILVER, None)
+    assert removed == tokens(silver=1, oyster=1)
+    assert tk.tally(tk.sub(held, removed), None)[1] == tk.tally(held, None)[1] - 5
+    # Five one-count tokens are still taken first, Oysters kept.
+    assert tk.snake_discard(tokens(silver=5, snake=1, oyster=2), pb.SILVER, None) == tokens(
+        silver=5)
 
 
 def test_before_resolution_order_apple_rose_crown_oyster_snake() -> None:

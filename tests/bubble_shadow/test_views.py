@@ -90,6 +90,22 @@ def test_redact_face_choice_hides_the_faces() -> None:
     assert redact(event, 0) == event
 
 
+def test_magician_pay_order_is_private_until_the_payment() -> None:
+    # "The transaction process is public": what is paid, once paid. The pay order sent with
+    # the pact (which tokens the Magician would hand over first) is not a payment and could
+    # name what lies behind the screen, so only the Magician sees it in the event.
+    state = table(hands={0: (0,)}, behind={0: tokens(moon=1, apple=1), 1: tokens(silver=1)})
+    command = play(0, 1, pay_order=[(pb.APPLE, True)])
+    [played] = GAME.decide(state, 0, command, Rng.for_test(0))
+    assert len(played.pact_played.pay_order) == 1
+    assert redact(played, 0) == played
+    for seat in (1, 2, None):
+        seen = redact(played, seat)
+        assert seen is not None and list(seen.pact_played.pay_order) == []
+        assert seen.pact_played.card == 0 and seen.pact_played.mortal == 1
+    assert len(played.pact_played.pay_order) == 1  # redact works on a copy
+
+
 def test_redeal_keeps_every_view() -> None:
     for n, options in [(3, {}), (5, {"all_special_tokens": True}),
                        (4, {"complacency": True, "all_special_tokens": True})]:

@@ -19,7 +19,7 @@ OPTIONS = [
     pb.Options(solo_level=1),
     pb.Options(solo_level=12),
 ]
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def check_invariants(state: rules.State) -> None:

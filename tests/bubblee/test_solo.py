@@ -28,16 +28,17 @@ def test_every_level_loads_and_is_valid(lvl: levels.Level) -> None:
     assert all(n >= 0 for n in state.set_aside)
 
 
+def coloured(lvl: levels.Level) -> int:
+    return sum(m.bit_count() for m in lvl.target[:5])
+
+
 def test_levels_rise_in_difficulty() -> None:
     """More to clear or a smaller bag, level after level (never both easier)."""
     for easier, harder in zip(LEVELS, LEVELS[1:], strict=False):
-        more_to_clear = sum(m.bit_count() for m in harder.target[:5]) >= sum(
-            m.bit_count() for m in easier.target[:5]
-        )
+        more_to_clear = coloured(harder) >= coloured(easier)
         smaller_bag = sum(harder.bag) <= sum(easier.bag)
         assert more_to_clear or smaller_bag, f"level {harder.number}"
-    first, last = LEVELS[0], LEVELS[-1]
-    assert sum(m.bit_count() for m in last.target[:5]) > sum(m.bit_count() for m in first.target[:5])
+    assert coloured(LEVELS[-1]) > coloured(LEVELS[0])
 
 
 def test_level_1_is_winnable() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
-from services.core.decider import RuleError
+from services.core.decider import MalformedCommand, RuleError
 from services.eila import GAME
 from tests.eila.helpers import END_NIGHT, act, night, present, start, submit
 
@@ -100,3 +100,15 @@ def test_losing_by_time_also_resets() -> None:
     state.play.res["energy"] = 1  # type: ignore[union-attr]
     state = act(state, END_NIGHT)
     assert state.phase == "between" and state.history[-1][1] is False
+
+
+def test_the_next_chapter_may_order_the_kept_habits() -> None:
+    state = won_chapter_0(habits=["H1"])
+    state.box = ["H1", "H3"]  # type: ignore[attr-defined]
+    state.play.result, state.chapter = "won", 1  # type: ignore[attr-defined]
+    bad = pb.Command(start_chapter=pb.StartChapter(chapter=2, habit_order=["H1"]))
+    with pytest.raises(MalformedCommand, match="habit order"):
+        act(state, bad)  # type: ignore[arg-type]
+    good = pb.Command(start_chapter=pb.StartChapter(chapter=2, habit_order=["H3", "H1"]))
+    state = act(state, good)  # type: ignore[arg-type]
+    assert state.play is not None and state.play.upcoming[-2:] == ["H3", "H1"]

@@ -7,6 +7,7 @@ import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import RuleError
+from services.eila import GAME
 from services.eila.data import default_index
 from services.eila.engine import Mine, State
 from tests.eila.helpers import act, choose, present, start
@@ -138,6 +139,18 @@ def test_a_cliff_costs_1_energy() -> None:
 def test_a_cliff_costs_1_hp_without_energy() -> None:
     state = act(in_mine(2, 1, faceup=(0, 1), energy=0), step(E))
     assert state.play is not None and state.play.hp == state.play.max_hp - 1
+
+
+def test_a_cliff_may_cost_1_hp_instead_of_energy() -> None:
+    """*"Cliff: Cost 1 Energy or 1 HP"*: the player may keep her Energy and pay HP."""
+    state = in_mine(2, 1, faceup=(0, 1), energy=1)
+    climbs = [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "move"
+              and c.move.direction == E]
+    assert [c.move.pay_hp for c in climbs] == [False, True]
+    state = act(state, pb.Command(move=pb.Move(direction=E, pay_hp=True)))
+    p = state.play
+    assert p is not None and p.res["energy"] == 1 and p.hp == p.max_hp - 1
+    assert p.mine.x == 3  # type: ignore[union-attr]
 
 
 def test_a_rope_climbs_cliffs_for_free() -> None:

@@ -47,6 +47,28 @@ def test_habits_go_under_the_green_deck_from_chapter_2() -> None:
     assert "H1" not in p.decks["habit"]
 
 
+def test_the_player_decides_the_order_of_the_habit_cards() -> None:
+    """*"put them on the bottom of the green deck … You can decide the order"*."""
+    options = pb.Options(first_chapter=2, save_box=["H1", "H4", "I01"], habit_order=["H4", "H1"])
+    p = GAME.replay(GAME.setup(options, [Seat("eila")], Rng(b"x", 0))).play
+    assert p is not None and p.upcoming[-2:] == ["H4", "H1"]
+
+
+def test_a_habit_order_must_list_each_kept_habit_once() -> None:
+    for order in (["H4"], ["H1", "H1", "H4"], ["H1", "H4", "H2"]):
+        options = pb.Options(first_chapter=2, save_box=["H1", "H4"], habit_order=order)
+        with pytest.raises(MalformedCommand, match="habit order"):
+            GAME.setup(options, [Seat("eila")], Rng(b"x", 0))
+
+
+def test_kept_habits_are_not_in_the_habit_deck() -> None:
+    """*"You will keep all acquired Item and Habit Cards … DO NOT put them back to the
+    original decks."*: a kept habit cannot be fetched again, in chapters 0-1 too."""
+    for chapter in (1, 2):
+        p = start(chapter, box=("H1",)).play
+        assert p is not None and "H1" not in p.decks["habit"] and "H2" in p.decks["habit"]
+
+
 def test_habits_stay_in_the_habit_deck_in_chapter_1() -> None:
     p = start(1, box=("H1",)).play
     assert p is not None

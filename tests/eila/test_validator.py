@@ -149,3 +149,16 @@ def test_the_arbiter_command_validates_the_shipped_content() -> None:
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "0 problem(s)" in run.stdout
+
+
+def test_a_quiz_reward_or_item_use_that_would_wait_for_the_player_is_caught() -> None:
+    """Answering a quiz and using an item are free actions done at once: a combat or a move
+    inside one would leave the chapter with nothing to resume it."""
+    def change(ch: Any, common: Any) -> None:
+        ch[2]["quizzes"][0]["reward"] = [{"combat": {"enemy": "Rat", "value": 3, "win": [],
+                                                     "lose": []}}]
+        item = next(i for i in common["items"] if i["kind"] == "consume")
+        item["effects"] = [{"move": 2}]
+    problems = broken(change)
+    assert any("EQ-1 reward" in p and "'combat'" in p for p in problems)
+    assert any("item" in p and "'move'" in p for p in problems)
