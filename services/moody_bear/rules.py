@@ -206,7 +206,11 @@ def required_gems(state: State, team: int) -> int:
 
 
 def game_over(state: State, winning_team: int, reason: str) -> pb.Event:
+    """The game ends for `winning_team`; when no seat holds that team (a Dark Swallow with
+    no Solo player), nobody wins and the event names no team."""
     winners = [s for s in range(state.players) if state.teams[s] == winning_team]
+    if not winners:
+        winning_team = pb.TEAM_UNSPECIFIED
     return pb.Event(
         game_ended=pb.GameEnded(
             winners=winners, winning_team=winning_team, reason=reason, teams=state.teams
@@ -274,6 +278,10 @@ def play(state: State, seat: int, cmd: pb.Play, rng: Rng) -> Events:
             )
         names = " + ".join(card_name(c) for c in cmd.cards) or "nothing"
         raise MalformedCommand("NOT_A_COMBO", f"{names} is not an item or combo you can play")
+    if combo == C.REQUEST and cmd.named not in nameable_cards(state):
+        raise MalformedCommand(
+            "NAMED", f"no one can hold a {card_name(cmd.named)} in this game", "named"
+        )
     check_my_turn(state, seat)
     check_holds(state, seat, list(cmd.cards))
     announced = pb.Play(cards=sorted(cmd.cards), direction=cmd.direction, named=cmd.named)

@@ -172,3 +172,15 @@ def test_satisfied_player_rejoins_for_resolution() -> None:
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert len(resolved.tallies) == 3
     assert not any(p.satisfied for p in fold(after, events).players)
+
+
+def test_new_round_draws_five_tokens_each_in_the_variant() -> None:
+    # "During setup, the number of Price Tokens each player draws is changed from 11 to 5";
+    # a new round draws "11 tokens again" at the standard game, so 5 again in the variant.
+    state = phase_table(4)
+    events, after = end_phase(state)
+    started = events[kinds(events).index("round_started")].round_started
+    assert started.round == 2
+    assert [d.token_count + d.crown for d in started.deals] == [5, 5, 5]
+    assert [tk.total(p.tokens) for p in after.players] == [5, 5, 5]
+    assert after.phase == 1 and not after.final_phase and after.satisfied_seat == -1

@@ -54,7 +54,7 @@ def test_the_keeper_wins_more_often_than_the_random_bot() -> None:
     figures = {players: win_rates(players) for players in (3, 4, 5)}
     print("\nwin rate per seat, keeper vs random:", figures)
     for rates in figures.values():
-        assert rates["keeper"] > rates["random"] + 0.1
+        assert rates["keeper"] > rates["random"] + 0.1, figures
 
 
 def test_bots_send_only_legal_commands() -> None:

@@ -61,6 +61,21 @@ def test_the_dark_swallow_without_a_solo_player_everyone_loses() -> None:
     assert GAME.outcome(state).winners == ()
 
 
+def test_the_dark_swallow_without_a_solo_player_names_no_winning_team() -> None:
+    """GameEnded.winning_team is TEAM_UNSPECIFIED when nobody wins (the proto's contract)."""
+    state, _ = drawn([[], [], [], []], players=4, teams=(RED, BLUE, RED, BLUE))
+    state, events = all_decline(state)
+    ended = events[-1].game_ended
+    assert list(ended.winners) == [] and ended.winning_team == pb.TEAM_UNSPECIFIED
+    assert state.winning_team == pb.TEAM_UNSPECIFIED
+
+
+def test_the_dark_swallow_with_a_solo_player_names_the_solo_team() -> None:
+    state, _ = drawn([[], [], [], [], []])
+    state, events = all_decline(state)
+    assert events[-1].game_ended.winning_team == SOLO
+
+
 def test_the_dark_swallow_stopped_by_a_mace_goes_back_into_the_deck() -> None:
     positions = set()
     for seed in range(12):

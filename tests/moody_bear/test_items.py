@@ -202,3 +202,27 @@ def test_the_three_card_combo_must_name_a_real_card() -> None:
     with pytest.raises(MalformedCommand) as e:
         act(table(4, hands=hands), 0, play(KNIGHT, ASSASSIN, AMBASSADOR, target=1, named=99))
     assert e.value.code == "NO_CARD"
+
+
+@pytest.mark.parametrize("named,duo_jewel", [(DARK_SWALLOW, False), (DARK_SWALLOW, True),
+                                             (pb.DUO_JEWEL, False)])
+def test_the_three_card_combo_names_only_a_card_a_hand_can_hold(named: int, duo_jewel: bool
+                                                                 ) -> None:
+    """The Dark Swallow never joins a hand, nor the Duo Jewel without its option: naming
+    either is refused, as it is missing from the legal actions."""
+    hands = [[KNIGHT, ASSASSIN, AMBASSADOR], [MACE], [], []]
+    state = table(4, hands=hands, duo_jewel=duo_jewel)
+    command = play(ASSASSIN, AMBASSADOR, KNIGHT, target=1, named=named)
+    assert command not in GAME.legal_actions(state, 0)
+    with pytest.raises(MalformedCommand) as e:
+        act(state, 0, command)
+    assert e.value.code == "NAMED"
+
+
+def test_the_duo_jewel_may_be_named_when_it_is_in_the_game() -> None:
+    hands = [[KNIGHT, ASSASSIN, AMBASSADOR], [pb.DUO_JEWEL], [], []]
+    state = table(4, hands=hands, duo_jewel=True)
+    command = play(ASSASSIN, AMBASSADOR, KNIGHT, target=1, named=pb.DUO_JEWEL)
+    assert command in GAME.legal_actions(state, 0)
+    state, _ = resolved(state, 0, command)
+    assert state.hands[0] == (pb.DUO_JEWEL,) and state.hands[1] == ()
