@@ -331,6 +331,9 @@ class Table:
             self.p.future.append(card_id)
         elif place == "past":
             self.p.past.append(card_id)
+        elif self.card(card_id)["color"] in ("contract", "privilege"):  # on offer again
+            kind = self.card(card_id)["color"] + "s"
+            self.p.offers[kind] = sorted(self.p.offers.get(kind, []) + [card_id])
         else:
             self.p.decks.setdefault(self.card(card_id)["color"], []).append(card_id)
         self.say(f"{card_id} goes to {'its deck' if place == 'deck' else 'the ' + place}")
@@ -652,22 +655,33 @@ def why_unavailable(p: Play, ix: Index, option: Json) -> str:
     """The missing prerequisite of an option, or "" when it may be chosen.
 
     The option is walked left to right up to its first combat: each − effect needs the
-    resources you hold at that point (Fear excepted), each item discard needs the item.
+    resources you hold at that point (Fear excepted), each item discard needs the item. What
+    the option gains before (a possessed item's effects included) counts, and so does what
+    Fear taken before pushes out of storage.
     """
     for req in option.get("requires", []):
         why = requirement_missing(p, req, ix)
         if why:
             return why
     res = dict(p.res)
-    for effect in option["effects"]:
-        (kind, arg), = effect.items()
+    effects = list(option["effects"])
+    while effects:
+        (kind, arg), = effects.pop(0).items()
         if kind in PAUSING:
             break
-        if kind == "gain":
+        if kind == "if_item" and arg["item"] in p.items:  # its effects come next
+            effects[0:0] = list(arg["then"])
+        elif kind == "gain":
             for r, n in arg.items():
-                if r != "fear":
-                    kind_slots = TANGIBLE if r in TANGIBLE else INTANGIBLE
-                    res[r] += min(n, SLOTS - sum(res[k] for k in kind_slots))
+                if r == "fear":  # taken in full: it may push Knowledge or Energy out
+                    for _ in range(n):
+                        if res["fear"] < SLOTS:
+                            if sum(res[k] for k in INTANGIBLE) >= SLOTS:
+                                res["knowledge" if res["knowledge"] else "energy"] -= 1
+                            res["fear"] += 1
+                    continue
+                kind_slots = TANGIBLE if r in TANGIBLE else INTANGIBLE
+                res[r] += min(n, SLOTS - sum(res[k] for k in kind_slots))
         elif kind == "lose":
             for r, n in arg.items():
                 if r != "fear" and res[r] < n:

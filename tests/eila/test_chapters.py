@@ -9,7 +9,7 @@ from arbiter.eila.v1 import eila_pb2 as pb
 from services.core.decider import RuleError
 from services.eila import GAME
 from services.eila.data import default_index
-from services.eila.engine import Mine, State
+from services.eila.engine import Mine, ReplayDice, State, Table
 from tests.eila.helpers import act, choose, present, start
 
 # ---- chapter 2: quizzes ------------------------------------------------------------------
@@ -213,6 +213,19 @@ def test_a_contract_costs_1_knowledge_and_goes_to_the_future() -> None:
     p = state.play
     assert p is not None and card in p.future and p.res["knowledge"] == 1
     assert card not in p.offers["contracts"]
+
+
+def test_a_contract_returned_to_its_deck_is_on_offer_again() -> None:
+    """*"This event card returns to its original deck"*: a contract's deck is the row of
+    contracts on offer in the Chapter Element Area, so it can be bought again."""
+    state = start(4)
+    p = state.play
+    assert p is not None
+    card = p.offers["contracts"][0]
+    p.offers["contracts"].remove(card)
+    p.present, p.place = card, "deck"
+    Table(p, default_index(), ReplayDice([]), []).resolve_present()
+    assert card in p.offers["contracts"] and card not in p.decks.get("contract", [])
 
 
 def test_a_privilege_costs_3_coin() -> None:

@@ -6,7 +6,8 @@ import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
-from services.eila import GAME
+from services.eila import GAME, engine
+from services.eila.data import default_index
 from tests.eila.helpers import act, choose, present, start
 
 
@@ -69,7 +70,7 @@ def test_kept_habits_are_not_in_the_habit_deck() -> None:
         assert p is not None and "H1" not in p.decks["habit"] and "H2" in p.decks["habit"]
 
 
-def test_habits_stay_in_the_habit_deck_in_chapter_1() -> None:
+def test_kept_habits_are_held_not_shuffled_into_the_deck_in_chapter_1() -> None:
     p = start(1, box=("H1",)).play
     assert p is not None
     assert "H1" not in p.upcoming and "H1" in p.habits
@@ -208,3 +209,28 @@ def test_prerequisites_count_what_the_option_gained_before() -> None:
         act(state, choose(0))
     # ...while 105 A (-1 Food, +2 Energy) only needs the Food it pays first.
     assert act(present(start(1), "105", food=1), choose(0)).play.res["energy"] == 1 + 2  # type: ignore[union-attr]
+
+
+def test_fear_taken_before_a_minus_effect_can_push_out_what_it_needs() -> None:
+    """*"When you acquire Fear but there is insufficient storage space, you must discard other
+    resources"* + *"You cannot choose an option with a − effect unless you have enough"*: Fear
+    taken first may push out the Knowledge a later − effect needs."""
+    p = present(start(1), "101", knowledge=1, energy=0, fear=7).play
+    assert p is not None
+    option = {"text": "t", "effects": [{"gain": {"fear": 1}}, {"lose": {"knowledge": 1}}],
+              "place": "past"}
+    assert "knowledge" in engine.why_unavailable(p, default_index(), option)
+    p.res["fear"] = 6  # room for the Fear: the Knowledge stays
+    assert engine.why_unavailable(p, default_index(), option) == ""
+
+
+def test_an_if_you_possess_gain_counts_for_a_later_minus_effect() -> None:
+    """Golden Rule, left to right: a possessed item's gain comes before the next − effect."""
+    p = present(start(3), "301", coin=0).play
+    assert p is not None
+    option = {"text": "t", "place": "past",
+              "effects": [{"if_item": {"item": "I02", "then": [{"gain": {"coin": 2}}]}},
+                          {"lose": {"coin": 2}}]}
+    assert "coin" in engine.why_unavailable(p, default_index(), option)
+    p.items.append("I02")
+    assert engine.why_unavailable(p, default_index(), option) == ""
