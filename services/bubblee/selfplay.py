@@ -1,9 +1,9 @@
 """Random self-play through the real decide/evolve, timed: the platform's benchmark calls it.
 
 A "turn" is one player's whole turn (refill placements, optional swap, drop, powers). The
-timing of a turn covers the pure core only: for each of its commands, the Rng (derived lazily,
-only when the decision draws), decide,
-and evolve of every event it returned. Choosing the command (legal_actions and a random pick)
+timing of a turn covers the pure core only: for each of its commands, the Rng (its key is
+derived on the first draw, and most decisions draw nothing), decide, and evolve of every event
+it returned. Choosing the command (legal_actions and a random pick)
 is not timed.
 """
 
@@ -16,22 +16,6 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import rules
 from services.core.decider import Rng, Seat
-
-
-class LazyRng(Rng):
-    """The game's Rng for one decision, derived only if the decision draws (most do not);
-    the numbers are exactly those of Rng(seed, version)."""
-
-    __slots__ = ("_seed", "_version", "_ready")
-
-    def __init__(self, seed: bytes, version: int) -> None:
-        self._seed, self._version, self._ready = seed, version, False
-
-    def _word(self) -> int:
-        if not self._ready:
-            Rng.__init__(self, self._seed, self._version)
-            self._ready = True
-        return super()._word()
 
 
 @dataclass
@@ -71,7 +55,7 @@ def play_random_games(
             legal = rules.legal_actions(state, seat)
             command = chooser.choice(legal)
             start = time.perf_counter()
-            new = rules.decide(state, seat, command, LazyRng(game_seed, version))
+            new = rules.decide(state, seat, command, Rng(game_seed, version))
             for ev in new:
                 state = rules.evolve(state, ev)
             turn_time += time.perf_counter() - start

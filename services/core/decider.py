@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -70,6 +71,9 @@ class Outcome:
     reason: str = ""
 
 
+_FOUR_WORDS = struct.Struct(">4Q")
+
+
 class Rng:
     """Deterministic randomness for one decision, derived from the game's secret seed.
 
@@ -95,11 +99,11 @@ class Rng:
     def _word(self) -> int:
         if not self._words:
             if not self._key:
-                self._key = hmac.new(self._seed, str(self._version).encode(),
-                                     hashlib.sha256).digest()
+                self._key = hmac.digest(self._seed, str(self._version).encode(), "sha256")
             block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
             self._counter += 1
-            self._words = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]
+            w0, w1, w2, w3 = _FOUR_WORDS.unpack(block)
+            self._words = [w3, w2, w1, w0]  # popped from the end: w0 first
         return self._words.pop()
 
     def below(self, n: int) -> int:

@@ -145,14 +145,15 @@ class Tx:
         self.clue(seat, subject, pb.CLUE_KEYWORD, source, keyword=keyword_pb(keyword))
 
     def reflect_clue(self, seat: int, source: str) -> None:
-        """"You are not X": X is neither your identity nor one Reflect already excluded."""
+        """"You are not X": X is an identity in play that is neither yours nor one a Reflect
+        already excluded (an identity out of play is excluded for everyone from the start)."""
         excluded = {
             c.identity
             for c in self.state.clues[seat]
             if c.subject == seat and c.kind == "NOT_IDENTITY"
         }
         options = [
-            i for i in data.IDENTITIES if i != self.state.shadow[seat] and i not in excluded
+            i for i in self.state.in_play if i != self.state.shadow[seat] and i not in excluded
         ]
         if options:
             not_x = self.rng.choice(options)
@@ -646,6 +647,8 @@ def _conspiracy(tx: Tx, p: Play) -> None:
 
 def _brainwash(tx: Tx, p: Play) -> None:
     tx.emit(identities_swapped=pb.IdentitiesSwapped(kind=pb.SWAP_BRAINWASH, seat=p.target))
+    # A Brainwash changes a faction: turning the last survivor of a faction wipes it out.
+    tx.check_end()
 
 
 CARD_EFFECTS: dict[str, Callable[[Tx, Play], None]] = {

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bubblee import board, rules
-from services.core.decider import Rng, Seat
+from services.core.decider import Rng, RuleError, Seat
 from tests.bubblee.helpers import bubblee_count, fold
 
 OPTIONS = [
@@ -90,3 +90,48 @@ def test_every_listed_command_is_accepted() -> None:
             rules.decide(state, state.turn, command, Rng(b"x", step))  # raises if refused
         state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"x", step)))
     assert state.outcome is not None
+
+
+def _any_command(draw: st.DrawFn) -> pb.Command:
+    small = st.integers(-2, 6)
+    cmd = pb.Command()
+    kind = draw(st.sampled_from(["place", "swap", "drop", "apply_power", "decline_power", ""]))
+    if kind == "place":
+        cmd.place.cell.column, cmd.place.cell.row = draw(small), draw(small)
+    elif kind in ("swap", "drop"):
+        msg = getattr(cmd, kind)
+        msg.a.column, msg.a.row, msg.b.column, msg.b.row = (draw(small) for _ in range(4))
+    elif kind == "apply_power":
+        cmd.apply_power.index, cmd.apply_power.column = draw(small), draw(small)
+        if draw(st.booleans()):
+            cmd.apply_power.a.column, cmd.apply_power.a.row = draw(small), draw(small)
+            cmd.apply_power.b.column, cmd.apply_power.b.row = draw(small), draw(small)
+    elif kind == "decline_power":
+        cmd.decline_power.index = draw(small)
+    return cmd
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**9), data=st.data())
+def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObject) -> None:
+    """Whatever a client sends, decide returns events or raises a RuleError with a code and a
+    sentence; a refused command changes nothing."""
+    rng = Rng.for_test(seed)
+    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], rng))
+    for step in range(20):
+        if state.outcome is not None:
+            break
+        command = data.draw(st.composite(_any_command)())
+        seat = data.draw(st.sampled_from([0, 1, None]))
+        before = state
+        try:
+            events = rules.decide(state, seat, command, Rng(b"any", step))
+        except RuleError as e:
+            assert e.code.isupper() and e.message
+            assert state == before
+        else:
+            state = fold(state, events)
+            check_invariants(state)
+        legal = rules.legal_actions(state, state.turn) if state.outcome is None else []
+        if legal:
+            state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"l", step)))

@@ -14,7 +14,7 @@ from services.shadow_council.bots import belief_from_view, sleuth_bot
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, Clue
 from services.shadow_council.views import redeal, view
-from tests.shadow_council.helpers import play, table
+from tests.shadow_council.helpers import play, start_round, table
 
 
 def clue(subject: int, kind: str, tick: int = 1, **kw: str) -> Clue:
@@ -53,6 +53,19 @@ def test_belief_knows_a_brainwashed_seat_new_shadow() -> None:
     b = belief_from_view(view(s, 3))
     assert b.p(1, "MERCHANT") == 1.0  # its old public identity
     assert b.p(3, "ASSASSIN") == 0.0  # the old shadow (now public) was seat 1's
+
+
+def test_belief_is_updated_by_poison_and_the_spy_passive() -> None:
+    s = play(table(n=6, hands=[["POISON", "TAX"]] + [["TAX"]] * 5), 0, "POISON", target=4)
+    assert belief_from_view(view(s, 0)).p(4, "ALCHEMIST") == 1.0
+    # Round 2: seat 5 wears the Spy and views a random other survivor's keyword.
+    s = table(n=6, hands=[["TAX"]] * 3 + [[]] + [["TAX"]] * 2, deck=["PEEK"] * 10)
+    s, _ = start_round(s, "MARKET_BOOM", round=2)
+    (spied,) = s.clues[5]
+    assert spied.source == "SPY" and spied.subject != 5
+    b = belief_from_view(view(s, 5))
+    assert b.p(spied.subject, s.shadow[spied.subject]) == 1.0
+    assert belief_from_view(view(s, 0)).uncertainty(spied.subject) > 0  # nobody else learns
 
 
 def test_belief_is_rebuilt_from_the_view_alone() -> None:
@@ -98,6 +111,32 @@ def test_sleuth_decides_the_same_on_a_redealt_table() -> None:
         a = sleuth_bot(view(s, seat), legal_actions(s, seat), Rng.for_test(1))
         b = sleuth_bot(view(other, seat), legal_actions(other, seat), Rng.for_test(1))
         assert a == b
+
+
+def test_sleuth_decides_the_same_on_tables_redealt_mid_game() -> None:
+    """Whatever the sleuth has learned by then (clues, revealed and brainwashed identities),
+    re-dealing what its seat cannot see (every unpinned shadow, its own included, the other
+    hands, the deck) never changes its choice."""
+    decisions = 0
+    for seed in range(6):
+        n = 4 + seed % 3
+        seats = [Seat(f"p{k}", "ai") for k in range(n)]
+        s = GAME.replay(GAME.setup(pb.Options(), seats, Rng(b"mid-%d" % seed, 0)))
+        version = 1
+        while GAME.outcome(s) is None:
+            seat = to_act(s)[0]
+            rng_seed = b"mid-%d" % seed
+            cmd = sleuth_bot(view(s, seat), legal_actions(s, seat), Rng(rng_seed, version))
+            if version % 4 == 0:
+                other = redeal(s, seat, Rng(b"mid-other-%d" % seed, version))
+                again = sleuth_bot(view(other, seat), legal_actions(other, seat),
+                                   Rng(rng_seed, version))
+                assert again == cmd
+                decisions += 1
+            for e in GAME.decide(s, seat, cmd, Rng(rng_seed, version)):
+                s = GAME.evolve(s, e)
+            version += 1
+    assert decisions > 30
 
 
 def faction_win_rates(games: int, faction: str) -> tuple[float, float]:

@@ -286,3 +286,32 @@ def test_nothing_can_be_done_once_the_game_is_over() -> None:
     with pytest.raises(RuleError) as err:
         act(s, 0, END)
     assert err.value.code == "GAME_OVER"
+
+
+def test_4_player_guessing_happens_in_rounds_2_and_4_only_over_whole_games() -> None:
+    """Whole 4-player games (2 humans who always skip, 2 sleuth AI seats): guesses, skips and
+    the AI guess draw happen in rounds 2 and 4 and in no other round; every player still
+    draws 2 in the guess phase of every round."""
+    guess_rounds: set[int] = set()
+    draw_rounds: set[int] = set()
+    for seed in range(6):
+        s, _ = new_game(4, seed, ai=[False, True, False, True])
+        version = 1
+        while GAME.outcome(s) is None:
+            seat = to_act(s)[0]
+            rng = Rng(b"four-%d" % seed, version)
+            if s.phase == GUESS and not s.ai[seat]:
+                cmd = SKIP
+            else:
+                cmd = GAME.bots["sleuth"](GAME.view(s, seat), legal_actions(s, seat), rng)
+            for e in GAME.decide(s, seat, cmd, rng):
+                kind = e.WhichOneof("kind")
+                if kind in ("guess_made", "guess_skipped", "ai_guess_drawn"):
+                    assert s.round % 2 == 0, f"{kind} in round {s.round}"
+                    guess_rounds.add(s.round)
+                if kind == "cards_drawn" and s.phase == GUESS and e.cards_drawn.count == 2:
+                    draw_rounds.add(s.round)
+                s = GAME.evolve(s, e)
+            version += 1
+    assert guess_rounds == {2, 4}
+    assert {1, 3} <= draw_rounds

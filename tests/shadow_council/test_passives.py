@@ -106,6 +106,26 @@ def test_disguise_reverts_after_the_next_round_passive_trigger() -> None:
     assert names.index("identities_swapped") < names.index("turn_started")
 
 
+def test_disguise_reverts_only_after_a_disguised_assassin_has_chosen() -> None:
+    # Seat 0 (General) takes the Assassin's mask for a round; the next round it is seat 0
+    # who is asked for the Assassin's choice, and the masks come back only after it.
+    s = six(hands=[["DISGUISE", "TAX", "RALLY"]] + [["TAX"] * 3] * 5)
+    s = play(s, 0, "DISGUISE", target=3)
+    assert (s.public[0], s.public[3]) == ("ASSASSIN", "GENERAL")
+    s, events = start_round(s, QUIET)
+    assert s.phase == PASSIVES and to_act(s) == [0]
+    assert (s.public[0], s.public[3]) == ("ASSASSIN", "GENERAL")
+    assert not of_kind(events, "identities_swapped")
+    order = command(assassin=pb.AssassinOrder(discard=card_pb("RALLY"), target=4))
+    s, events = act(s, 0, order)
+    names = [e.WhichOneof("kind") for e in events]
+    assert names.index("passive_resolved") < names.index("identities_swapped")
+    assert names.index("identities_swapped") < names.index("turn_started")
+    assert (s.public[0], s.public[3]) == ("GENERAL", "ASSASSIN") and s.disguises == ()
+    assert s.zone("MILITARY") == 1  # seat 3 still wore the General when its passive triggered
+    assert s.phase == ACTIONS
+
+
 def test_brainwash_changes_the_target_faction() -> None:
     s = table(public=["GENERAL", "MERCHANT", "ASSASSIN", "ALCHEMIST"],
               shadow=["GENERAL", "ASSASSIN", "MERCHANT", "ALCHEMIST"],

@@ -9,6 +9,7 @@ from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import RuleError
 from services.shadow_council import data
+from services.shadow_council.bots import belief_from_view
 from services.shadow_council.rules import card_pb, legal_actions, to_act
 from services.shadow_council.state import ACTIONS, GUESS
 from services.shadow_council.views import view
@@ -171,12 +172,46 @@ def test_ruling_brainwash_may_create_duplicate_identities() -> None:
     assert s.shadow.count("ALCHEMIST") == 2
 
 
+def test_ruling_brainwash_that_leaves_a_faction_without_survivors_ends_the_game() -> None:
+    # Seat 3 (Alchemist) is out; seat 2 is the last Chaos survivor, wearing the General.
+    s = table(public=["ASSASSIN", "ALCHEMIST", "GENERAL", "MERCHANT"],
+              shadow=["GENERAL", "MERCHANT", "ASSASSIN", "ALCHEMIST"],
+              alive=(True, True, True, False),
+              hands=[["BRAINWASH", "TAX"], ["TAX"], ["TAX"], []])
+    s, events = act(s, 0, play_cmd("BRAINWASH", target=2))
+    assert s.faction(2) == "ORDER"
+    assert [e.WhichOneof("kind") for e in events][-1] == "game_ended"
+    assert s.phase == "OVER" and s.result is not None
+    assert s.result.winner == "ORDER" and s.result.reason == "the chaos faction has no survivors"
+    assert set(s.result.winners) == {0, 1, 2}
+
+
+def test_ruling_brainwash_keeps_the_game_going_while_both_factions_survive() -> None:
+    s = table(public=["ASSASSIN", "ALCHEMIST", "GENERAL", "MERCHANT"],
+              shadow=["GENERAL", "MERCHANT", "ASSASSIN", "ALCHEMIST"],
+              hands=[["BRAINWASH", "TAX"], ["TAX"], ["TAX"], ["TAX"]])
+    s, _ = act(s, 0, play_cmd("BRAINWASH", target=2))
+    assert s.faction(2) == "ORDER" and s.result is None and to_act(s) == [0]
+
+
 def test_ruling_disguise_reverts_even_if_a_player_was_eliminated() -> None:
     # (seat 3, the Assassin, has no card: its passive does not wait for a choice)
     s = table(n=5, hands=[["DISGUISE", "DARK_ASSASSINATE"], ["TAX"], ["TAX"], [], ["TAX"]])
     s = play(play(s, 0, "DISGUISE", target=4), 0, "DARK_ASSASSINATE", target=4)
     s, _ = start_round(s, "DARK_NIGHT")
     assert s.public[0] == "GENERAL" and s.public[4] == "ALCHEMIST"
+
+
+def test_ruling_disguise_reverts_the_masks_as_they_are_after_a_brainwash() -> None:
+    s = table(n=5, shadow=["PROPHET", "GENERAL", "MERCHANT", "ASSASSIN", "ALCHEMIST"],
+              hands=[["DISGUISE", "TAX"], ["BRAINWASH", "TAX"], ["TAX"], [], ["TAX"]])
+    s = play(s, 0, "DISGUISE", target=1)  # seat 0 wears the Merchant, seat 1 the General
+    s = play(s, 0, "TAX")
+    s = play(s, 1, "BRAINWASH", target=0)  # seat 0: mask Merchant <-> shadow Prophet
+    assert (s.public[0], s.shadow[0]) == ("PROPHET", "MERCHANT")
+    s, _ = start_round(s, "DARK_NIGHT")
+    assert (s.public[0], s.public[1]) == ("GENERAL", "PROPHET") and s.shadow[0] == "MERCHANT"
+    assert s.disguises == ()
 
 
 def test_ruling_assassin_passive_is_not_blocked_by_guard() -> None:
@@ -214,6 +249,23 @@ def test_ruling_reflect_gives_nothing_once_all_five_are_excluded() -> None:
     s = play(table(clues=(known, (), (), ()), hands=[["REFLECT", "TAX"], [], [], []]), 0,
              "REFLECT")
     assert len(s.clues[0]) == 5
+
+
+def test_ruling_reflect_names_only_identities_in_play() -> None:
+    # 4 players: General, Merchant, Assassin, Alchemist are in play; Prophet and Spy are not,
+    # which everybody knows, so "you are not the Spy" would be no clue at all.
+    for seed in range(12):
+        s = table(hands=[["REFLECT"] * 3 + ["TAX"], [], [], []], actions=3)
+        for k in range(3):
+            s = play(s, 0, "REFLECT", seed=seed * 3 + k)
+        excluded = [c.identity for c in s.clues[0]]
+        assert sorted(excluded) == ["ALCHEMIST", "ASSASSIN", "MERCHANT"]
+        assert belief_from_view(view(s, 0)).p(0, "GENERAL") == 1.0
+        # nothing is left to exclude: a fourth Reflect gives no clue
+        s = replace(s, hands=(("REFLECT",) + s.hands[0],) + s.hands[1:], current=0,
+                    turn_open=True, actions=1)
+        s = play(s, 0, "REFLECT")
+        assert len(s.clues[0]) == 3
 
 
 def test_ruling_free_actions_expire_at_the_next_round() -> None:

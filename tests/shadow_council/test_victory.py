@@ -8,6 +8,7 @@ from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import RuleError
 from services.shadow_council.rules import final_result, tally
+from services.shadow_council.views import view
 from tests.shadow_council.helpers import act, command, of_kind, play, play_cmd, table
 
 # Seats 0-3 shadows: General, Merchant (Order), Assassin, Alchemist (Chaos).
@@ -153,3 +154,26 @@ def test_ruling_victory_uses_the_shadow_identity_after_brainwash() -> None:
               shadow=["GENERAL", "MERCHANT", "ASSASSIN", "ALCHEMIST"])
     s = play(s, 0, "BRAINWASH", target=2)  # seat 2: Assassin -> Merchant (Order)
     assert tally(s).winner == "ORDER"
+
+
+@pytest.mark.parametrize(
+    ("zones", "gold", "winner", "winners"),
+    [
+        ((0, 0, 2, 3), (1, 1, 5, 1), pb.FACTION_CHAOS, [2, 3]),  # 2+2 survivors, Chaos zones
+        ((4, 0, 0, 1), (1, 1, 5, 1), pb.FACTION_ORDER, [0, 1]),  # ... Order zones
+        ((0, 0, 0, 0), (3, 3, 1, 1), pb.FACTION_ORDER, [0, 1]),  # equal: Order has more gold
+        ((0, 0, 0, 0), (2, 2, 2, 2), pb.FACTION_UNSPECIFIED, []),  # all equal: a draw
+    ],
+)
+def test_the_end_after_round_5_tallies_survivors_zone_bonus_and_gold(
+    zones: tuple[int, int, int, int], gold: tuple[int, ...], winner: int, winners: list[int]
+) -> None:
+    s = table(round=5, current=3, zones=zones, gold=list(gold), deck=["PEEK"] * 40)
+    s, events = act(s, 3, command(end_turn=pb.EndTurn()))
+    (ended,) = of_kind(events, "game_ended")
+    assert ended.winner == winner and list(ended.winners) == winners
+    assert (ended.order_survivors, ended.chaos_survivors) == (2, 2)
+    v = view(s, 0)
+    assert list(v.outcome.winners) == winners
+    assert [sv.shadow_identity for sv in v.seats] == [
+        pb.IDENTITY_GENERAL, pb.IDENTITY_MERCHANT, pb.IDENTITY_ASSASSIN, pb.IDENTITY_ALCHEMIST]
