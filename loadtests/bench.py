@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -148,10 +149,28 @@ class Player:
         self.version = reply.version
 
 
+def server_means(metrics_url: str) -> dict[str, tuple[float, float]]:
+    """(sum, count) of the server's own Act timings: the whole handler, and the append."""
+    text = urllib.request.urlopen(metrics_url, timeout=5).read().decode()
+    wanted = {"handler": ("grpc_server_handling_seconds", 'grpc_method="Act"'),
+              "append": ("arbiter_append_seconds", 'game="bubblee"')}
+    out = {}
+    for key, (name, label) in wanted.items():
+        total = count = 0.0
+        for line in text.splitlines():
+            if label in line and line.startswith(name + "_sum"):
+                total += float(line.split()[-1])
+            elif label in line and line.startswith(name + "_count"):
+                count += float(line.split()[-1])
+        out[key] = (total, count)
+    return out
+
+
 async def bench_server(redis_url: str) -> dict[str, Any]:
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
+    metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
-               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee",
+               ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}", ARBITER_GAMES="bubblee",
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
     # Several server processes may share the port (SO_REUSEPORT); the store keeps them honest.
@@ -173,7 +192,13 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
                 except grpc.aio.AioRpcError:
                     await asyncio.sleep(0.05)
             for clients in (1, 32):
+                before = server_means(metrics_url)
                 out.update(await measure(channel, ping, append, clients))
+                after = server_means(metrics_url)
+                # Where an Act's time goes, as the server itself measured it.
+                for key, (total, count) in after.items():
+                    spent, n = total - before[key][0], count - before[key][1]
+                    out[f"act_{clients}"][f"server_{key}_mean_ms"] = round(spent / n * 1000, 3)
     finally:
         for server in servers:
             server.terminate()
@@ -231,6 +256,8 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, clients: in
 def main() -> int:
     redis_url = os.environ.get("ARBITER_BENCH_REDIS_URL") or os.environ.get(
         "ARBITER_TEST_REDIS_URL", "")
+    if os.path.exists(RESULTS):
+        os.remove(RESULTS)  # a failed run must not leave the last run's figures looking new
     results: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
