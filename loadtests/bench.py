@@ -40,6 +40,7 @@ RESULTS = os.path.join(os.path.dirname(__file__), "results", "latest.json")
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
 SERVER_PROCESSES = int(os.environ.get("BENCH_SERVER_PROCESSES", "1"))
 GAME = "/arbiter.bubblee.v1.Game/"
+ADMIN_TOKEN = f"bench-{os.getpid()}"  # the client reads a running game's log to follow it
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -126,7 +127,8 @@ class Player:
         seats = [apb.Seat(name="a"), apb.Seat(name="b")]
         created = await self.create(bpb.CreateGameRequest(seats=seats))
         self.game_id, self.tokens = created.game_id, {t.seat: t.token for t in created.tokens}
-        lines = (await self.export(apb.ExportLogRequest(game_id=created.game_id))).lines
+        lines = (await self.export(apb.ExportLogRequest(game_id=created.game_id),
+                                   metadata=(("x-admin-token", ADMIN_TOKEN),))).lines
         entries = gamelog.from_json_lines(self.game, list(lines))
         self.state = self.game.replay([gamelog.game_event(self.game, e) for e in entries
                                        if e.WhichOneof("body") == "event"])
@@ -171,6 +173,7 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
                ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}", ARBITER_GAMES="bubblee",
+               ARBITER_ADMIN_TOKEN=ADMIN_TOKEN,
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
     # Several server processes may share the port (SO_REUSEPORT); the store keeps them honest.

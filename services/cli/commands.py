@@ -108,7 +108,9 @@ def load_lines(source: str) -> list[str]:
         with open(source, encoding="utf-8") as f:
             return [line for line in f.read().splitlines() if line.strip()]
     stub = apb_grpc.ArbiterStub(_channel())
-    return list(stub.ExportLog(apb.ExportLogRequest(game_id=source)).lines)
+    # A running game's log is the admin's alone (ARBITER_ADMIN_TOKEN); a finished one is public.
+    reply = stub.ExportLog(apb.ExportLogRequest(game_id=source), metadata=_admin_metadata())
+    return list(reply.lines)
 
 
 def replay(args: argparse.Namespace) -> Any:

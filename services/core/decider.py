@@ -21,10 +21,10 @@ changes the one it was given, so `decide` may fold its own events to look ahead.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import struct
 from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, Protocol, TypeVar
 
 S = TypeVar("S")
@@ -72,6 +72,27 @@ class Outcome:
 
 
 _FOUR_WORDS = struct.Struct(">4Q")
+_INNER_PAD = bytes(x ^ 0x36 for x in range(256))  # HMAC's ipad and opad (RFC 2104)
+_OUTER_PAD = bytes(x ^ 0x5C for x in range(256))
+
+
+@lru_cache(maxsize=256)
+def _hmac_pads(seed: bytes) -> tuple[Any, Any]:
+    """SHA-256 after absorbing the padded HMAC key `seed` (inner, outer): every decision of a
+    game keys its stream from the same seed, so this half of the HMAC is done once per game."""
+    key = seed if len(seed) <= 64 else hashlib.sha256(seed).digest()
+    key = key.ljust(64, b"\0")
+    return hashlib.sha256(key.translate(_INNER_PAD)), hashlib.sha256(key.translate(_OUTER_PAD))
+
+
+def _hmac_sha256(seed: bytes, message: bytes) -> bytes:
+    """HMAC-SHA256(seed, message), the same bytes as hmac.digest(seed, message, "sha256")."""
+    inner_pad, outer_pad = _hmac_pads(seed)
+    inner = inner_pad.copy()
+    inner.update(message)
+    outer = outer_pad.copy()
+    outer.update(inner.digest())
+    return outer.digest()
 
 
 class Rng:
@@ -99,7 +120,7 @@ class Rng:
     def _word(self) -> int:
         if not self._words:
             if not self._key:
-                self._key = hmac.digest(self._seed, str(self._version).encode(), "sha256")
+                self._key = _hmac_sha256(self._seed, str(self._version).encode())
             block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
             self._counter += 1
             w0, w1, w2, w3 = _FOUR_WORDS.unpack(block)

@@ -22,6 +22,7 @@ from services.core.decider import Game, MalformedCommand, RuleError
 from services.core.host import (
     Caller,
     Host,
+    Loaded,
     NotFound,
     PermissionDenied,
     StaleVersion,
@@ -338,10 +339,18 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         return apb.ListGamesResponse(games=page,
                                      next_page_token=_page_token(offset + size) if more else "")
 
+    def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
+        """A running game's log holds every hand and hidden card: only the admin may have it
+        (or fork the game, which hands out every seat). Once over, it is public."""
+        if not loaded.finished and not host.is_admin(_caller(context, None)):
+            raise PermissionDenied("the log of a running game holds hidden information; it is "
+                                   "public once the game is over (or to the admin token)")
+
     async def export(request: apb.ExportLogRequest, context: grpc.aio.ServicerContext
                      ) -> apb.ExportLogResponse:
         _need_game_id(request.game_id)
         loaded, entries = await host.history(request.game_id)
+        whole_log_allowed(loaded, context)
         return apb.ExportLogResponse(lines=gamelog.to_json_lines(loaded.game, entries))
 
     async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
@@ -379,6 +388,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
     async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext
                    ) -> apb.CreateGameResponse:
         _need_game_id(request.game_id)
+        whole_log_allowed(await host.load(request.game_id, fresh=True), context)
         game_id, tokens, commitment, version = await host.fork(request.game_id, request.version)
         return apb.CreateGameResponse(
             game_id=game_id, seed_commitment=commitment, version=version,

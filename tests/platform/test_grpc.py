@@ -247,8 +247,24 @@ async def test_ai_seat_plays_through_the_command_path(client: Client) -> None:
             await asyncio.sleep(0.01)
     export = await client.call("/arbiter.v1.Arbiter/ExportLog",
                                apb.ExportLogRequest(game_id=created.game_id),
-                               apb.ExportLogResponse)
+                               apb.ExportLogResponse, admin=True)
     assert any('"command_id":"ai:' in line for line in export.lines)
+
+
+async def test_a_running_games_log_and_forks_are_for_the_admin_only(client: Client) -> None:
+    created = await client.create()
+    token, _ = await client.mover(created)
+    export = ("/arbiter.v1.Arbiter/ExportLog", apb.ExportLogRequest(game_id=created.game_id),
+              apb.ExportLogResponse)
+    reason, _, _ = await rejected(client.call(*export, token=token),
+                                  grpc.StatusCode.PERMISSION_DENIED)
+    assert reason == "SEAT_FORBIDDEN"
+    fork = ("/arbiter.v1.Arbiter/ForkGame", apb.ForkGameRequest(game_id=created.game_id),
+            apb.CreateGameResponse)
+    await rejected(client.call(*fork, token=token), grpc.StatusCode.PERMISSION_DENIED)
+    assert (await client.call(*export, admin=True)).lines
+    forked = await client.call(*fork, admin=True)
+    assert forked.game_id != created.game_id and len(forked.tokens) == 2
 
 
 async def test_watch_streams_redacted_events_and_views_then_live(client: Client) -> None:

@@ -102,7 +102,7 @@ async def test_processes_racing_on_the_same_games_lose_and_duplicate_nothing() -
         for g in created:
             export = await clients[0].call("/arbiter.v1.Arbiter/ExportLog",
                                            apb.ExportLogRequest(game_id=g.game_id),
-                                           apb.ExportLogResponse)
+                                           apb.ExportLogResponse, admin=True)
             entries = gamelog.from_json_lines(game, list(export.lines))
             assert [e.version for e in entries] == list(range(1, len(entries) + 1))
             ids = [e.command.command_id for e in entries if e.HasField("command")]
