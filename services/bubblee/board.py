@@ -11,6 +11,7 @@ These functions know nothing of turns or players; the rules and the bots both us
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 WIDTH = 5
 HEIGHT = 4  # rows of a planet
@@ -56,9 +57,14 @@ def height(occ: int, column: int) -> int:
     return ((occ >> column) & COLUMN_0).bit_count()
 
 
-def heights(masks: Sequence[int]) -> list[int]:
-    occ = occupied(masks)
-    return [((occ >> c) & COLUMN_0).bit_count() for c in range(WIDTH)]
+def heights(masks: Sequence[int]) -> tuple[int, ...]:
+    return _column_heights(occupied(masks))
+
+
+@lru_cache(maxsize=1 << 15)
+def _column_heights(occ: int) -> tuple[int, ...]:
+    """Memoised: gravity leaves at most 7^5 occupancies (0-6 Bubblees per column)."""
+    return tuple([((occ >> c) & COLUMN_0).bit_count() for c in range(WIDTH)])
 
 
 def colour_at(masks: Sequence[int], index: int) -> int:

@@ -15,8 +15,9 @@ decide computes every consequence once and records it in events; evolve only app
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, NamedTuple
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from arbiter.v1 import arbiter_pb2
@@ -227,11 +228,12 @@ def _counts(msg: pb.ColourCounts) -> tuple[int, ...]:
 
 
 def _sky_index(cell: pb.SkyCell, what: str) -> int:
-    if not (0 <= cell.column < WIDTH and 0 <= cell.row < 2):
+    column, row = cell.column, cell.row
+    if not (0 <= column < WIDTH and 0 <= row < 2):
         raise MalformedCommand(
             "CELL_OUT_OF_RANGE", f"{what} is not a sky cell (columns 0-4, rows 0-1)", what
         )
-    return cell.row * WIDTH + cell.column
+    return row * WIDTH + column
 
 
 def _planet_index(cell: pb.PlanetCell, what: str) -> int:
@@ -252,7 +254,7 @@ def _set_cell(msg: pb.PlanetCell, index: int) -> None:
 
 def _adjacent(a: int, b: int) -> bool:
     """Orthogonal adjacency of two cells of a 5-wide grid."""
-    lo, hi = min(a, b), max(a, b)
+    lo, hi = (a, b) if a < b else (b, a)
     return hi - lo == WIDTH or (hi - lo == 1 and hi % WIDTH != 0)
 
 
@@ -264,54 +266,60 @@ def _describe_sky(index: int) -> str:
 
 
 class _Out:
-    """The events of one decision. Reading `state` gives the state after every event emitted
-    so far (decide may fold its own events: evolve never mutates); events are folded only
-    when a later step reads the state, so the last ones of a decision cost nothing extra."""
+    """The events of one decision, and the state after them (decide reads its own
+    consequences). Each event is emitted with its change, the function evolve applies once
+    it has decoded the event, so decide never decodes its own messages; changes are applied
+    only when a later step reads the state, so the last ones of a decision cost nothing."""
 
-    __slots__ = ("_state", "_folded", "events")
+    __slots__ = ("_state", "_pending", "events")
 
     def __init__(self, state: State) -> None:
         self._state = state
-        self._folded = 0
+        self._pending: list[tuple[Callable[..., State], tuple[object, ...]]] = []
         self.events: list[pb.Event] = []
 
     @property
     def state(self) -> State:
-        events = self.events
-        while self._folded < len(events):
-            self._state = evolve(self._state, events[self._folded])
-            self._folded += 1
+        if self._pending:
+            state = self._state
+            for change, args in self._pending:
+                state = change(state, *args)
+            self._state = state
+            self._pending.clear()
         return self._state
 
-    def emit(self, ev: pb.Event) -> None:
+    def emit(self, ev: pb.Event, change: Callable[..., State], *args: object) -> None:
+        """Record `ev`, whose effect on the state is `change(state, *args)`."""
         self.events.append(ev)
+        self._pending.append((change, args))
 
 
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
     kind = command.WhichOneof("kind")
     if kind is None:
         raise MalformedCommand("NO_COMMAND", "the command has no kind set")
-    check = _WELL_FORMED[kind]
-    check(getattr(command, kind))
+    parse, decide_kind = _COMMANDS[kind]
+    args = parse(getattr(command, kind))
     if state.outcome is not None:
         raise RuleError("GAME_OVER", "the game is over")
     if seat is None or seat != state.turn:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn")
     out = _Out(state)
-    _DECIDE[kind](out, getattr(command, kind), rng)
+    decide_kind(out, args, rng)
     return out.events
 
 
-# Well-formedness: what no state could ever make valid.
+# Well-formedness: what no state could ever make valid. Each check returns the command's
+# cells as indexes, read once.
 
 
-def _check_place(cmd: pb.Place) -> None:
+def _check_place(cmd: pb.Place) -> int:
     if not cmd.HasField("cell"):
         raise MalformedCommand("MISSING_CELL", "place needs a sky cell", "cell")
-    _sky_index(cmd.cell, "cell")
+    return _sky_index(cmd.cell, "cell")
 
 
-def _check_pair(cmd: pb.Swap | pb.Drop) -> None:
+def _check_pair(cmd: pb.Swap | pb.Drop) -> tuple[int, int]:
     if not (cmd.HasField("a") and cmd.HasField("b")):
         raise MalformedCommand("MISSING_CELL", "two sky cells are needed", "a")
     a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
@@ -319,9 +327,10 @@ def _check_pair(cmd: pb.Swap | pb.Drop) -> None:
         raise MalformedCommand(
             "NOT_ADJACENT", "the two sky cells must be orthogonally adjacent", "b"
         )
+    return a, b
 
 
-def _check_apply(cmd: pb.ApplyPower) -> None:
+def _check_apply(cmd: pb.ApplyPower) -> pb.ApplyPower:
     if cmd.index < 0:
         raise MalformedCommand("BAD_INDEX", "a pool index cannot be negative", "index")
     if not 0 <= cmd.column < WIDTH:
@@ -330,20 +339,13 @@ def _check_apply(cmd: pb.ApplyPower) -> None:
         _planet_index(cmd.a, "a")
     if cmd.HasField("b"):
         _planet_index(cmd.b, "b")
+    return cmd
 
 
-def _check_decline(cmd: pb.DeclinePower) -> None:
+def _check_decline(cmd: pb.DeclinePower) -> int:
     if cmd.index < 0:
         raise MalformedCommand("BAD_INDEX", "a pool index cannot be negative", "index")
-
-
-_WELL_FORMED = {
-    "place": _check_place,
-    "swap": _check_pair,
-    "drop": _check_pair,
-    "apply_power": _check_apply,
-    "decline_power": _check_decline,
-}
+    return cmd.index
 
 
 def _need_phase(state: State, phase: int) -> None:
@@ -361,16 +363,16 @@ def _need_phase(state: State, phase: int) -> None:
 # Step 1: refill.
 
 
-def _decide_place(out: _Out, cmd: pb.Place, rng: Rng) -> None:
+def _decide_place(out: _Out, index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, PLACE)
-    index = _sky_index(cmd.cell, "cell")
     if state.sky[index]:
         raise RuleError("CELL_OCCUPIED", f"{_describe_sky(index)} is not empty", "cell")
     ev = pb.Event()
-    _set_sky(ev.placed.cell, index)
-    ev.placed.colour = state.drawn
-    out.emit(ev)
+    placed = ev.placed
+    _set_sky(placed.cell, index)
+    placed.colour = state.drawn
+    out.emit(ev, _apply_placed, index, state.drawn)
     _continue_refill(out, rng)
 
 
@@ -391,8 +393,8 @@ def _continue_refill(out: _Out, rng: Rng) -> None:
     state = out.state
     if 0 in state.sky:
         ev = pb.Event()
-        ev.drawn.colour = _draw(state, rng)
-        out.emit(ev)
+        colour = ev.drawn.colour = _draw(state, rng)
+        out.emit(ev, _apply_drawn, colour)
     else:
         _check_can_drop(out)
 
@@ -420,19 +422,19 @@ def _check_can_drop(out: _Out) -> None:
 # Step 2: the optional swap.
 
 
-def _decide_swap(out: _Out, cmd: pb.Swap, rng: Rng) -> None:
+def _decide_swap(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     if state.swapped:
         raise RuleError("SWAP_ALREADY_USED", "you have already swapped this turn")
-    a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
+    a, b = cells
     for index, what in ((a, "a"), (b, "b")):
         if not state.sky[index]:
             raise RuleError("CELL_EMPTY", f"{_describe_sky(index)} is empty", what)
     ev = pb.Event()
     _set_sky(ev.swapped.a, a)
     _set_sky(ev.swapped.b, b)
-    out.emit(ev)
+    out.emit(ev, _apply_swapped, a, b)
     _check_can_drop(out)
 
 
@@ -446,18 +448,28 @@ def landing_order(seat_row: int, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
+Landings = tuple[tuple[int, int, int], tuple[int, int, int]]  # (sky cell, planet cell, colour)
+
+
 def drop_check(state: State, seat: int, a: int, b: int) -> str | None:
     """Why dropping sky cells a and b is illegal for `seat` now, or None if it is legal."""
+    return _plan_drop(state, seat, a, b)[0]
+
+
+def _plan_drop(state: State, seat: int, a: int, b: int) -> tuple[str | None, Landings | None]:
+    """drop_check's answer and, for a legal drop, where each Bubblee lands, in landing order."""
     sky = state.sky
     if not sky[a] or not sky[b]:
-        return "CELL_EMPTY"
+        return "CELL_EMPTY", None
     if a // WIDTH == b // WIDTH and a // WIDTH != seat:
-        return "NOT_YOUR_ROW"
+        return "NOT_YOUR_ROW", None
     first, second = landing_order(seat, a, b)
     masks = state.planets[seat]
-    if not _makes_room(masks, board.heights(masks), first, second, sky[first], sky[second]):
-        return "COLUMN_FULL"
-    return None
+    hs = board.heights(masks)
+    if not _makes_room(masks, hs, first, second, sky[first], sky[second]):
+        return "COLUMN_FULL", None
+    cell1, cell2 = _landing_cells(hs, first, second)
+    return None, ((first, cell1, sky[first]), (second, cell2, sky[second]))
 
 
 def _landing_cells(hs: Sequence[int], first: int, second: int) -> tuple[int, int]:
@@ -539,12 +551,12 @@ _SWAPS_TOUCHING = {
 }
 
 
-def _decide_drop(out: _Out, cmd: pb.Drop, rng: Rng) -> None:
+def _decide_drop(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     seat = state.turn
-    a, b = _sky_index(cmd.a, "a"), _sky_index(cmd.b, "b")
-    problem = drop_check(state, seat, a, b)
+    a, b = cells
+    problem, landings = _plan_drop(state, seat, a, b)
     if problem == "CELL_EMPTY":
         empty = a if not state.sky[a] else b
         raise RuleError("CELL_EMPTY", f"{_describe_sky(empty)} is empty")
@@ -558,18 +570,24 @@ def _decide_drop(out: _Out, cmd: pb.Drop, rng: Rng) -> None:
             "that drop would leave a Bubblee above your planet: the column is full and no line "
             "makes room",
         )
-    first, second = landing_order(seat, a, b)
-    cells = _landing_cells(board.heights(state.planets[seat]), first, second)
+    assert landings is not None
     ev = pb.Event()
-    ev.dropped.planet = seat
-    for index, cell in zip((first, second), cells, strict=True):
-        landing = ev.dropped.landings.add()
-        _set_sky(landing.from_sky, index)
-        _set_cell(landing.to_cell, cell)
-        landing.colour = state.sky[index]
-    out.emit(ev)
+    dropped = ev.dropped
+    dropped.planet = seat
+    for landing in landings:
+        dropped.landings.append(_landing_message(*landing))
+    out.emit(ev, _apply_dropped, seat, landings)
     _resolve(out, seat, pb.CAUSE_DROP)
     _after_step(out, rng)
+
+
+@cache
+def _landing_message(index: int, cell: int, colour: int) -> pb.Landing:
+    """One Landing, built once and copied into events (cheaper than field by field)."""
+    landing = pb.Landing(colour=colour)
+    _set_sky(landing.from_sky, index)
+    _set_cell(landing.to_cell, cell)
+    return landing
 
 
 def _resolve(out: _Out, planet: int, cause: int) -> None:
@@ -589,9 +607,9 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
             for cell in board.cells_of(group):
                 _set_cell(lc.cells.add(), cell)
             lc.scorer = planet
-            lc.power_gained = colour if grants else 0
+            power = lc.power_gained = colour if grants else 0
             lc.wave = number
-            out.emit(ev)
+            out.emit(ev, _apply_lines_cleared, planet, colour, group, planet, power)
         if moves:
             ev = pb.Event()
             ev.gravity.planet = planet
@@ -599,12 +617,13 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
                 move = ev.gravity.moves.add()
                 _set_cell(move.from_cell, source)
                 _set_cell(move.to_cell, target)
-            out.emit(ev)
+            out.emit(ev, _apply_gravity, planet, moves)
     ev = pb.Event()
-    ev.settled.planet = planet
-    ev.settled.cause = cause
-    ev.settled.waves = len(waves)
-    out.emit(ev)
+    settled = ev.settled
+    settled.planet = planet
+    settled.cause = cause
+    settled.waves = len(waves)
+    out.emit(ev, _apply_settled)
 
 
 def _after_step(out: _Out, rng: Rng) -> None:
@@ -617,23 +636,24 @@ def _after_step(out: _Out, rng: Rng) -> None:
         _game_over_solo_win(out)
     elif not state.pool:
         ev = pb.Event()
-        ev.turn_ended.seat = state.turn
-        ev.turn_ended.next_seat = (state.turn + 1) % state.seats
-        out.emit(ev)
+        ended = ev.turn_ended
+        ended.seat = state.turn
+        next_seat = ended.next_seat = (state.turn + 1) % state.seats
+        out.emit(ev, _apply_turn_ended, next_seat)
         _start_turn(out, rng)
 
 
 # Step 5: powers.
 
 
-def _decide_decline(out: _Out, cmd: pb.DeclinePower, rng: Rng) -> None:
+def _decide_decline(out: _Out, index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, POWERS)
-    power = _pool_entry(state, cmd.index)
+    power = _pool_entry(state, index)
     ev = pb.Event()
-    ev.power_declined.index = cmd.index
+    ev.power_declined.index = index
     ev.power_declined.power = power
-    out.emit(ev)
+    out.emit(ev, _apply_power_declined, index)
     _after_step(out, rng)
 
 
@@ -652,7 +672,7 @@ def _decide_apply(out: _Out, cmd: pb.ApplyPower, rng: Rng) -> None:
     applied.index = cmd.index
     applied.power = power
     _POWERS[power](state, cmd, applied)
-    out.emit(ev)
+    out.emit(ev, _evolve_power_applied, applied)  # rare: decoding the event is cheap enough
     kind = applied.WhichOneof("effect")
     if kind == "swapped":
         _resolve(out, applied.swapped.planet, pb.CAUSE_POWER)
@@ -765,12 +785,13 @@ def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
 
 _POWERS = {RED: _red, GREEN: _green, PURPLE: _purple, BLUE: _blue, YELLOW: _yellow}
 
-_DECIDE = {
-    "place": _decide_place,
-    "swap": _decide_swap,
-    "drop": _decide_drop,
-    "apply_power": _decide_apply,
-    "decline_power": _decide_decline,
+# Per command kind: the well-formedness check (which reads the command) and the decision.
+_COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[_Out, Any, Rng], None]]] = {
+    "place": (_check_place, _decide_place),
+    "swap": (_check_pair, _decide_swap),
+    "drop": (_check_pair, _decide_drop),
+    "apply_power": (_check_apply, _decide_apply),
+    "decline_power": (_check_decline, _decide_decline),
 }
 
 
@@ -783,7 +804,7 @@ def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
     o.winners.extend(winners)
     o.scores.extend(scores(out.state))
     o.reason = reason
-    out.emit(ev)
+    out.emit(ev, _evolve_game_over, ev.game_over)
 
 
 def _game_over_by_bag(out: _Out) -> None:
@@ -867,66 +888,115 @@ def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
+# Each event's change to the state, from plain values: evolve decodes the event and applies
+# it; decide applies the same change to look at its own consequences (see _Out).
+
+
+def _apply_drawn(state: State, colour: int) -> State:
     return _update(
-        state,
-        drawn=ev.colour, phase=PLACE, bag=_add(state.bag, ev.colour, -1), draws=state.draws + 1
+        state, drawn=colour, phase=PLACE, bag=_add(state.bag, colour, -1), draws=state.draws + 1
     )
 
 
-def _evolve_placed(state: State, ev: pb.Placed) -> State:
+def _apply_placed(state: State, index: int, colour: int) -> State:
     sky = list(state.sky)
-    sky[ev.cell.row * WIDTH + ev.cell.column] = ev.colour
+    sky[index] = colour
     return _update(state, sky=tuple(sky), drawn=0, phase=ACTION)
 
 
-def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
-    a = ev.a.row * WIDTH + ev.a.column
-    b = ev.b.row * WIDTH + ev.b.column
+def _apply_swapped(state: State, a: int, b: int) -> State:
     sky = list(state.sky)
     sky[a], sky[b] = sky[b], sky[a]
     return _update(state, sky=tuple(sky), swapped=True)
 
 
-def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
+def _apply_dropped(
+    state: State, planet: int, landings: Sequence[tuple[int, int, int]]
+) -> State:
+    """`landings`: (sky cell, planet cell, colour) of each dropped Bubblee."""
     sky = list(state.sky)
-    masks = list(state.planets[ev.planet])
-    for landing in ev.landings:
-        sky[landing.from_sky.row * WIDTH + landing.from_sky.column] = 0
-        masks[landing.colour - 1] |= 1 << (landing.to_cell.row * WIDTH + landing.to_cell.column)
-    return _update(state, sky=tuple(sky), planets=_with_planet(state, ev.planet, masks))
+    masks = list(state.planets[planet])
+    for source, target, colour in landings:
+        sky[source] = 0
+        masks[colour - 1] |= 1 << target
+    return _update(state, sky=tuple(sky), planets=_with_planet(state, planet, masks))
 
 
-def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
-    group = 0
-    for cell in ev.cells:
-        group |= 1 << (cell.row * WIDTH + cell.column)
-    masks = list(state.planets[ev.planet])
-    masks[ev.colour - 1] &= ~group
+def _apply_lines_cleared(
+    state: State, planet: int, colour: int, group: int, scorer: int, power: int
+) -> State:
+    masks = list(state.planets[planet])
+    masks[colour - 1] &= ~group
     zones = list(state.zones)
-    zones[ev.scorer] = _add(zones[ev.scorer], ev.colour, len(ev.cells))
-    pool = state.pool + (ev.power_gained,) if ev.power_gained else state.pool
+    zones[scorer] = _add(zones[scorer], colour, group.bit_count())
+    pool = state.pool + (power,) if power else state.pool
     return _update(
         state,
-        planets=_with_planet(state, ev.planet, masks),
+        planets=_with_planet(state, planet, masks),
         zones=(zones[0], zones[1]),
         pool=pool,
     )
 
 
-def _evolve_gravity(state: State, ev: pb.Gravity) -> State:
-    old = state.planets[ev.planet]
+def _apply_gravity(state: State, planet: int, moves: Sequence[tuple[int, int]]) -> State:
+    old = state.planets[planet]
     masks = list(old)
-    for move in ev.moves:
-        source = move.from_cell.row * WIDTH + move.from_cell.column
-        target = move.to_cell.row * WIDTH + move.to_cell.column
+    for source, target in moves:
         k = board.colour_at(old, source) - 1
         masks[k] = (masks[k] & ~(1 << source)) | (1 << target)
-    return _update(state, planets=_with_planet(state, ev.planet, masks))
+    return _update(state, planets=_with_planet(state, planet, masks))
+
+
+def _apply_settled(state: State) -> State:
+    return _update(state, phase=POWERS) if state.pool else state
+
+
+def _apply_power_declined(state: State, index: int) -> State:
+    pool = state.pool[:index] + state.pool[index + 1 :]
+    return _update(state, pool=pool, phase=POWERS if pool else ACTION)
+
+
+def _apply_turn_ended(state: State, next_seat: int) -> State:
+    return _update(
+        state, turn=next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
+    )
+
+
+def _index(cell: pb.SkyCell | pb.PlanetCell) -> int:
+    return cell.row * WIDTH + cell.column
+
+
+def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
+    return _apply_drawn(state, ev.colour)
+
+
+def _evolve_placed(state: State, ev: pb.Placed) -> State:
+    return _apply_placed(state, _index(ev.cell), ev.colour)
+
+
+def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
+    return _apply_swapped(state, _index(ev.a), _index(ev.b))
+
+
+def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
+    landings = [(_index(x.from_sky), _index(x.to_cell), x.colour) for x in ev.landings]
+    return _apply_dropped(state, ev.planet, landings)
+
+
+def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
+    group = 0
+    for cell in ev.cells:
+        group |= 1 << _index(cell)
+    return _apply_lines_cleared(state, ev.planet, ev.colour, group, ev.scorer, ev.power_gained)
+
+
+def _evolve_gravity(state: State, ev: pb.Gravity) -> State:
+    moves = [(_index(m.from_cell), _index(m.to_cell)) for m in ev.moves]
+    return _apply_gravity(state, ev.planet, moves)
 
 
 def _evolve_settled(state: State, ev: pb.Settled) -> State:
-    return _update(state, phase=POWERS) if state.pool else state
+    return _apply_settled(state)
 
 
 def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
@@ -971,15 +1041,11 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
 
 
 def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
-    pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
-    return _update(state, pool=pool, phase=POWERS if pool else ACTION)
+    return _apply_power_declined(state, ev.index)
 
 
 def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
-    return _update(
-        state,
-        turn=ev.next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
-    )
+    return _apply_turn_ended(state, ev.next_seat)
 
 
 def _evolve_game_over(state: State, ev: pb.GameOver) -> State:
