@@ -67,6 +67,16 @@ def _column_heights(occ: int) -> tuple[int, ...]:
     return tuple([((occ >> c) & COLUMN_0).bit_count() for c in range(WIDTH)])
 
 
+def cells(masks: Sequence[int], n: int) -> list[int]:
+    """The colour of cells 0..n-1 (0 when empty): each colour's set bits, not n lookups."""
+    out = [0] * n
+    for k, mask in enumerate(masks):
+        for index in cells_of(mask):
+            if index < n:
+                out[index] = k + 1
+    return out
+
+
 def colour_at(masks: Sequence[int], index: int) -> int:
     """The colour at cell `index` (row * 5 + column), 0 when empty."""
     b = 1 << index

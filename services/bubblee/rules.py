@@ -1094,7 +1094,7 @@ def view(state: State, seat: int | None) -> pb.View:
         n = board.PLANET_CELLS
         if board.occupied(masks) & board.ABOVE_PLANET:
             n += WIDTH
-        v.planets.add().cells.extend(board.colour_at(masks, i) for i in range(n))
+        v.planets.add().cells.extend(board.cells(masks, n))
     v.sky.extend(state.sky)
     for zone in state.zones:
         _put_counts(v.score_zones.add(), zone)
