@@ -233,15 +233,15 @@ def game_service(host: Host, game: Game, in_flight: InFlight
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
-        loaded = await host.load(request.game_id)
         events = []
         for e in result.events:
             redacted = game.redact(e, result.seat)
             if redacted is not None:
                 redacted.version = e.version
                 events.append(redacted)
-        return pb.ActResponse(version=result.version, events=events,
-                              view=host.view_of(loaded, result.seat, result.state, result.version))
+        view = game.view(result.state, result.seat)
+        view.version = result.state_version
+        return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
         _need_game_id(request.game_id)

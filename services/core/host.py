@@ -83,10 +83,11 @@ class Caller:
 
 @dataclass
 class ActResult:
-    version: int
+    version: int  # the last version the command's batch wrote
     events: list[Any]  # the game's Event messages, versions set, not yet redacted
-    state: Any
+    state: Any  # the game now, at state_version (later than `version` for a repeated id)
     seat: int | None
+    state_version: int
 
 
 # An AI seat must act: (host, game id, version, seat). Set by the server (in process or Celery).
@@ -304,7 +305,7 @@ class Host:
             loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
             METRICS.events_appended(game.name).inc(len(entries))
             self._hand_to_ai(loaded)
-            return ActResult(loaded.version, versioned, state, seat)
+            return ActResult(loaded.version, versioned, state, seat, loaded.version)
         raise StaleVersion(loaded.version)  # pragma: no cover - only under extreme contention
 
     def _decide(self, loaded: Loaded, seat: int | None, command: Any) -> list[Any]:
@@ -349,19 +350,15 @@ class Host:
     async def _replayed(self, loaded: Loaded, command_id: str, seat: int | None
                         ) -> ActResult | None:
         """The first result of a command id this game has already applied, if any."""
-        entries = gamelog.decode(await self.store.read(loaded.game_id))
-        for entry in entries:
-            if entry.HasField("command") and entry.command.command_id == command_id:
-                return await self._result_of(
-                    loaded, entry.version, entry.version + entry.batch_size - 1, seat)
-        return None
+        found = await self.store.applied(loaded.game_id, command_id)
+        return await self._result_of(loaded, *found, seat) if found else None
 
     async def _result_of(self, loaded: Loaded, first: int, last: int, seat: int | None
                          ) -> ActResult:
         entries = gamelog.decode(await self.store.read(loaded.game_id, first - 1, last - first + 1))
         events = [gamelog.game_event(loaded.game, e) for e in entries
                   if e.WhichOneof("body") == "event"]
-        return ActResult(last, events, loaded.state, seat)
+        return ActResult(last, events, loaded.state, seat, loaded.version)
 
     # ---- AI seats ----------------------------------------------------------------------
 

@@ -105,6 +105,16 @@ class RedisStore:
             raise StoreUnavailable(str(e)) from e
         return [fields[b"e"] for _, fields in rows]
 
+    async def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
+        try:
+            found = await self.redis.hget(self._keys(game_id)[1], command_id)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+            raise StoreUnavailable(str(e)) from e
+        if found is None:
+            return None
+        first, last = (int(x) for x in found.split(b":"))
+        return first, last
+
     async def version(self, game_id: str) -> int:
         meta = await self.meta(game_id)
         return int(meta.get("version", 0))

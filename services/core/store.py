@@ -73,6 +73,10 @@ class Store(Protocol):
 
     async def version(self, game_id: str) -> int: ...
 
+    async def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
+        """The (first, last) versions a command id was applied as, if it was."""
+        ...
+
     async def meta(self, game_id: str) -> dict[str, str]:
         """The game's metadata ({} for an unknown game)."""
         ...
@@ -167,6 +171,9 @@ class MemoryStore:
 
     async def version(self, game_id: str) -> int:
         return len(self._logs.get(game_id, ()))
+
+    async def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
+        return self._commands.get(game_id, {}).get(command_id)
 
     async def meta(self, game_id: str) -> dict[str, str]:
         return dict(self._meta.get(game_id, {}))

@@ -158,6 +158,12 @@ async def test_same_command_id_again_is_ok_with_the_first_result(client: Client)
     assert [e.SerializeToString() for e in again.events] == [
         e.SerializeToString() for e in first.events]
     assert (await client.view(created.game_id)).version == first.version
+    # Once the game has moved on, the same id still answers with the first result; the view
+    # beside it shows the game as it is now, with its own version.
+    nxt = (await client.legal(created.game_id, token)).commands[0]
+    moved = await client.act(created.game_id, token, nxt, "then")
+    late = await client.act(created.game_id, token, command, "once")
+    assert late.version == first.version and late.view.version == moved.version
 
 
 async def test_stale_expected_version_is_aborted_with_the_current_version(client: Client) -> None:

@@ -134,3 +134,12 @@ async def test_embedded_store_drops_a_torn_last_write(tmp_path) -> None:
     await reopened.append("g1", [b"b"], 1)
     await reopened.close()
     assert await MemoryStore(str(path)).read("g1") == [b"a", b"b"]
+
+
+async def test_the_versions_a_command_id_was_applied_as_can_be_looked_up(store: Store) -> None:
+    g = new_id()
+    await store.append(g, [b"a"], 0)
+    await store.append(g, [b"b", b"c"], 1, "cmd")
+    assert await store.applied(g, "cmd") == (2, 3)
+    assert await store.applied(g, "other") is None
+    assert await store.applied(new_id(), "cmd") is None
