@@ -53,3 +53,22 @@ def test_readme_python_client_plays_a_game_and_verifies_it(tmp_path: Path) -> No
         server.wait(timeout=10)
     # The embedded store kept the game on disk.
     assert (tmp_path / "arbiter.aof").stat().st_size > 0
+
+
+def test_readme_grpcurl_payloads_are_valid_requests() -> None:
+    """No grpcurl binary here: check that each -d payload parses into its method's request."""
+    from arbiter.bubblee.v1 import bubblee_pb2
+    from arbiter.v1 import arbiter_pb2
+    from google.protobuf import json_format
+
+    requests = {
+        "CreateGame": bubblee_pb2.CreateGameRequest,
+        "ListLegalActions": arbiter_pb2.ListLegalActionsRequest,
+        "Act": bubblee_pb2.ActRequest,
+    }
+    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    calls = re.findall(r"-d '([^']*)'.*?arbiter\.bubblee\.v1\.Game/(\w+)", text)
+    assert {method for _, method in calls} == set(requests)
+    for payload, method in calls:
+        message = json_format.Parse(payload, requests[method]())
+        assert message.ByteSize() > 0, method
