@@ -686,11 +686,13 @@ def _decide_apply(out: _Out, cmd: pb.ApplyPower, rng: Rng) -> None:
 
 
 def _swap_targets(state: State, planet: int, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
+    # Rule errors, not malformed: the same ApplyPower is valid for a column power (purple,
+    # blue, yellow), so only the pending power makes it wrong.
     if not (cmd.HasField("a") and cmd.HasField("b")):
-        raise MalformedCommand("MISSING_CELL", "this power needs two planet cells a and b", "a")
+        raise RuleError("MISSING_CELL", "this power needs two planet cells a and b", "a")
     a, b = _planet_index(cmd.a, "a"), _planet_index(cmd.b, "b")
     if not _adjacent(a, b):
-        raise MalformedCommand("NOT_ADJACENT", "the two cells must be orthogonally adjacent", "b")
+        raise RuleError("NOT_ADJACENT", "the two cells must be orthogonally adjacent", "b")
     occ = board.occupied(state.planets[planet])
     for index, what in ((a, "a"), (b, "b")):
         if not occ >> index & 1:

@@ -339,10 +339,11 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         return apb.ListGamesResponse(games=page,
                                      next_page_token=_page_token(offset + size) if more else "")
 
-    def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
+    async def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
         """A running game's log holds every hand and hidden card: only the admin may have it
-        (or fork the game, which hands out every seat). Once over, it is public."""
-        if not loaded.finished and not host.is_admin(_caller(context, None)):
+        (or fork the game, which hands out every seat). Once over, it is public (a fork: once
+        its parent is over too)."""
+        if not host.is_admin(_caller(context, None)) and not await host.log_is_public(loaded):
             raise PermissionDenied("the log of a running game holds hidden information; it is "
                                    "public once the game is over (or to the admin token)")
 
@@ -350,7 +351,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                      ) -> apb.ExportLogResponse:
         _need_game_id(request.game_id)
         loaded, entries = await host.history(request.game_id)
-        whole_log_allowed(loaded, context)
+        await whole_log_allowed(loaded, context)
         return apb.ExportLogResponse(lines=gamelog.to_json_lines(loaded.game, entries))
 
     async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
@@ -365,12 +366,14 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                 loaded, entries = await host.history(request.game_id)
                 # The server holds the seed of a running game: it can verify it privately.
                 seed = loaded.seed if host.is_admin(_caller(context, None)) else None
-                gamelog.verify(loaded.game, entries, seed)
+                parent = await host.parent_events(loaded.game, entries[0].started, True)
+                gamelog.verify(loaded.game, entries, seed, parent)
             else:
                 lines = list(request.log.lines)
                 game = _game_of_lines(host, lines)
                 entries = gamelog.from_json_lines(game, lines)
-                gamelog.verify(game, entries)
+                gamelog.verify(game, entries, None,
+                               await host.parent_events(game, entries[0].started))
         except gamelog.BadLog as bad:
             return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
                                          first_bad_line=bad.line, reason=bad.reason)
@@ -388,7 +391,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
     async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext
                    ) -> apb.CreateGameResponse:
         _need_game_id(request.game_id)
-        whole_log_allowed(await host.load(request.game_id, fresh=True), context)
+        await whole_log_allowed(await host.load(request.game_id, fresh=True), context)
         game_id, tokens, commitment, version = await host.fork(request.game_id, request.version)
         return apb.CreateGameResponse(
             game_id=game_id, seed_commitment=commitment, version=version,
@@ -426,7 +429,8 @@ async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
     """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
     game = _game_of_lines(host, lines)
     entries = gamelog.from_json_lines(game, lines)
-    verified = gamelog.verify(game, entries)
+    parent = await host.parent_events(game, entries[0].started)
+    verified = gamelog.verify(game, entries, None, parent)
     if not verified.finished:
         raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
     return await host.import_entries(game, entries)

@@ -122,8 +122,9 @@ class Host:
                 raise PermissionDenied(f"there is no seat {caller.seat}")
             return caller.seat
         if not caller.token:
-            if acting:
-                raise Unauthenticated("acting needs the seat's token (metadata x-seat-token)")
+            if acting or caller.seat is not None:
+                raise Unauthenticated("acting or seeing as a seat needs the seat's token "
+                                      "(metadata x-seat-token)")
             return SPECTATOR
         seat = loaded.tokens.get(token_hash(caller.token))
         if seat is None:
@@ -248,9 +249,13 @@ class Host:
         except StaleVersion:
             outcome = "stale"
             raise
+        except Exception:
+            outcome = "error"  # the store, or a bug: not a command that went through
+            raise
         finally:
             METRICS.command_seconds(game.name, name, "ok" if outcome == "ok" else
-                                           "rejected").observe(time.perf_counter() - started)
+                                    "error" if outcome == "error" else
+                                    "rejected").observe(time.perf_counter() - started)
 
     async def system_act(self, game_id: str, command: Any, command_id: str = "",
                          expected_version: int | None = None) -> ActResult:
@@ -277,6 +282,11 @@ class Host:
             try:
                 events = self._decide(loaded, seat, command)
             except RuleError:
+                # The cache may be behind other servers: judge the command on the latest state.
+                before = loaded.version
+                await self._catch_up(loaded)
+                if loaded.version != before:
+                    continue
                 # A retry of a command that was applied (maybe by another server) is not an
                 # error: answer with its first result.
                 if command_id and (dup := await self._replayed(loaded, command_id, seat)):
@@ -356,6 +366,11 @@ class Host:
     async def _result_of(self, loaded: Loaded, first: int, last: int, seat: int | None
                          ) -> ActResult:
         entries = gamelog.decode(await self.store.read(loaded.game_id, first - 1, last - first + 1))
+        record = entries[0].command
+        if record.system != (seat is None) or (seat is not None and record.seat != seat):
+            # Another seat's command: its result is not this caller's to claim.
+            raise MalformedCommand("COMMAND_ID_TAKEN", "this command id was used for another "
+                                   "seat's command; send yours with a new id", "command_id")
         events = [gamelog.game_event(loaded.game, e) for e in entries
                   if e.WhichOneof("body") == "event"]
         return ActResult(last, events, loaded.state, seat, loaded.version)
@@ -462,6 +477,9 @@ class Host:
         if not setup_end <= version <= len(entries):
             raise MalformedCommand("BAD_VERSION", f"fork at a version from {setup_end} to "
                                    f"{len(entries)}, not {version}", "version")
+        if version not in {b.last_version for b in gamelog.batches(entries)}:
+            raise MalformedCommand("BAD_VERSION", f"version {version} is inside a command's "
+                                   "events: fork at the end of a command", "version")
         events = [gamelog.game_event(parent.game, e) for e in entries[:version]
                   if e.WhichOneof("body") == "event"]
         state = parent.game.replay(events)
@@ -492,6 +510,39 @@ class Host:
         self._hand_to_ai(loaded)
         return new_id, tokens, started.seed_commitment, appended.last_version
 
+    async def log_is_public(self, loaded: Loaded) -> bool:
+        """A finished game's log is public, unless it was forked from a game still running:
+        its first batch holds that game's hidden information."""
+        if not loaded.finished:
+            return False
+        head = gamelog.decode(await self.store.read(loaded.game_id, 0, 1))
+        parent_id = head[0].started.forked_from.rpartition("@")[0]
+        if not parent_id:
+            return True
+        try:
+            return await self.log_is_public(await self.load(parent_id, fresh=True))
+        except NotFound:
+            return False
+
+    async def parent_events(self, game: Game, started: apb.GameStarted,
+                            running_too: bool = False) -> list[Any] | None:
+        """The events a fork started from, read from its parent here (None: not here).
+
+        A running parent's events are hidden: comparing a submitted log with them would let
+        anyone probe its hands, so they are used only for logs the server itself stored.
+        """
+        parent_id, _, at = started.forked_from.rpartition("@")
+        if not parent_id or not at.isdigit():
+            return None
+        try:
+            parent, entries = await self.history(parent_id)
+        except NotFound:
+            return None
+        if parent.game is not game or not (parent.finished or running_too):
+            return None
+        return [game.pb.Event.FromString(e.event) for e in entries[:int(at)]
+                if e.WhichOneof("body") == "event"]
+
     async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> tuple[str, int]:
         """Store a verified, finished log; it keeps its id unless that id is taken."""
         started = entries[0].started
@@ -500,6 +551,10 @@ class Host:
             game_id = f"{game.name}-{secrets.token_hex(8)}"
         meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
                 "imported": "1"}
-        appended = await self.store.append(
-            game_id, [e.SerializeToString() for e in entries], 0, "", meta)
+        raw = [e.SerializeToString() for e in entries]
+        try:
+            appended = await self.store.append(game_id, raw, 0, "", meta)
+        except Conflict:  # the id was taken meanwhile (another import): take a fresh one
+            game_id = f"{game.name}-{secrets.token_hex(8)}"
+            appended = await self.store.append(game_id, raw, 0, "", meta)
         return game_id, appended.last_version

@@ -163,11 +163,13 @@ class Verified:
     finished: bool
 
 
-def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = None) -> Verified:
+def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = None,
+           parent: Sequence[Any] | None = None) -> Verified:
     """Re-run the whole log: setup and every command, against the seed.
 
     The seed is the one revealed in `GameFinished`, or given by the server for a game still
-    running. Raises BadLog naming the first entry that differs.
+    running. A fork's first batch must be `parent`: the events of the game it was forked from,
+    up to the fork's version. Raises BadLog naming the first entry that differs.
     """
     groups = batches(entries)
     if not groups or groups[0].entries[0].WhichOneof("body") != "started":
@@ -193,12 +195,23 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
     for batch in groups:
         if finished:
             raise BadLog(batch.line, batch.first_version, "entries after the end of the game")
+        last = len(batch.entries) - 1
+        for k, entry in enumerate(batch.entries):
+            body = entry.WhichOneof("body")
+            if (k == 0 and batch is groups[0]) or body == "event" or (
+                    body == "finished" and k == last):
+                continue
+            raise BadLog(batch.line + k, entry.version,
+                         f"a {body or 'blank'} entry cannot stand here in a batch")
         rng = Rng(seed, batch.first_version - 1)
         record = batch.command
         try:
             if batch is groups[0] and started.forked_from:
                 # A fork starts from its parent's events, verified against the parent's seed.
-                expected = [game.pb.Event.FromString(e.event) for e in batch.entries[1:]]
+                if parent is None:
+                    raise BadLog(1, 1, f"a fork starts from its parent's events; the parent "
+                                 f"{started.forked_from!r} is needed to check them")
+                expected = list(parent)
                 recorded = batch.entries[1:]
             elif batch is groups[0]:
                 expected = game.setup(options, seats, rng)
@@ -207,7 +220,10 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
                 if record is None:
                     raise BadLog(batch.line, batch.first_version, "a batch without its command")
                 command = game.pb.Command.FromString(record.command)
-                expected = game.decide(state, None if record.system else record.seat, command, rng)
+                seat = None if record.system else record.seat
+                if seat is not None and seat not in game.to_act(state):
+                    raise BadLog(batch.line, batch.first_version, f"seat {seat} may not act here")
+                expected = game.decide(state, seat, command, rng)
                 recorded = batch.entries
         except RuleError as e:
             raise BadLog(batch.line, batch.first_version,
@@ -215,7 +231,10 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
         recorded_events = [r for r in recorded if r.WhichOneof("body") == "event"]
         for k, want in enumerate(expected):
             if k >= len(recorded_events):
-                raise BadLog(batch.line + len(recorded), batch.first_version + len(recorded),
+                # It belongs right after the last recorded event (or where the events start).
+                at = (list(batch.entries).index(recorded_events[-1]) + 1 if recorded_events
+                      else len(batch.entries) - len(recorded))
+                raise BadLog(batch.line + at, batch.first_version + at,
                              "an event the command causes is missing")
             got = recorded_events[k]
             if game.pb.Event.FromString(got.event) != want:

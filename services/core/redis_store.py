@@ -18,6 +18,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core.store import Appended, Conflict, FeedEntry, StoreUnavailable, partition_of
@@ -49,6 +50,11 @@ if command_id ~= '' then redis.call('HSET', KEYS[2], command_id, range) end
 redis.call('XADD', KEYS[4], '*', 'g', ARGV[3], 'first', current + 1, 'last', last)
 return {'ok', range}
 """
+
+
+# The store cannot take the call now; nothing was written (a script stops at its first write
+# when Redis is out of memory or a read-only replica), so the same command id can be retried.
+DOWN = (RedisConnectionError, RedisTimeoutError, OutOfMemoryError, ReadOnlyError, OSError)
 
 
 def _tag(game_id: str) -> str:
@@ -88,7 +94,7 @@ class RedisStore:
             args.extend((k, v))
         try:
             status, value = await self._append(keys=self._keys(game_id), args=args)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         if status == b"conflict":
             raise Conflict(int(value))
@@ -101,14 +107,14 @@ class RedisStore:
                 rows = await self.redis.xrange(log_key(game_id), f"({after}-0", "+", count=limit)
             else:
                 rows = await self.redis.xrange(log_key(game_id), f"({after}-0", "+")
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return [fields[b"e"] for _, fields in rows]
 
     async def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
         try:
             found = await self.redis.hget(self._keys(game_id)[1], command_id)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         if found is None:
             return None
@@ -122,7 +128,7 @@ class RedisStore:
     async def meta(self, game_id: str) -> dict[str, str]:
         try:
             raw = await self.redis.hgetall(self._keys(game_id)[2])
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return {k.decode(): v.decode() for k, v in raw.items()}
 
@@ -131,18 +137,24 @@ class RedisStore:
             rows = await self.redis.xread(
                 {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(timeout * 1000))
             )
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return bool(rows)
 
     async def game_ids(self) -> list[str]:
-        ids = [key.decode().rsplit(":meta:", 1)[1]
-               async for key in self.redis.scan_iter(match="arbiter:{p*}:meta:*", count=1000)]
+        try:
+            ids = [key.decode().rsplit(":meta:", 1)[1] async for key in
+                   self.redis.scan_iter(match="arbiter:{p*}:meta:*", count=1000)]
+        except DOWN as e:
+            raise StoreUnavailable(str(e)) from e
         return sorted(ids)
 
     async def read_feed(self, partition: int, after: str, count: int) -> list[FeedEntry]:
         start = f"({after}" if after else "-"
-        rows = await self.redis.xrange(feed_key(partition), start, "+", count=count)
+        try:
+            rows = await self.redis.xrange(feed_key(partition), start, "+", count=count)
+        except DOWN as e:
+            raise StoreUnavailable(str(e)) from e
         return [
             FeedEntry(fid.decode(), f[b"g"].decode(), int(f[b"first"]), int(f[b"last"]))
             for fid, f in rows

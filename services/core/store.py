@@ -107,6 +107,7 @@ class MemoryStore:
         self._feeds: dict[int, list[FeedEntry]] = {}
         self._changed: dict[str, asyncio.Event] = {}
         self._file = None
+        self._path = path or ""
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             if os.path.exists(path):
@@ -154,11 +155,29 @@ class MemoryStore:
         current = len(self._logs.get(game_id, ()))
         if expected_version != current:
             raise Conflict(current)
+        if self._path and self._file is None:
+            raise StoreUnavailable("the store's file could not be reopened after a failed write")
         if self._file:
             record = {"game": game_id, "command_id": command_id, "meta": dict(meta or {}),
                       "entries": [e.hex() for e in entries]}
-            self._file.write(json.dumps(record) + "\n")
-            self._file.flush()
+            end = self._file.tell()
+            try:
+                self._file.write(json.dumps(record) + "\n")
+                self._file.flush()
+            except OSError as e:
+                # Cut off what part of the line reached the file, so the next append does not
+                # land on a torn line; nothing was applied.
+                try:
+                    self._file.close()  # drops what is still buffered
+                except OSError:
+                    pass
+                self._file = None
+                try:
+                    os.truncate(self._path, end)
+                    self._file = open(self._path, "a", encoding="utf-8")  # noqa: SIM115
+                except OSError:
+                    pass  # the next append finds no file and reports the store unavailable
+                raise StoreUnavailable(f"cannot write the store's file: {e}") from e
         result = self._apply(game_id, entries, command_id, meta or {})
         event = self._changed.pop(game_id, None)
         if event:

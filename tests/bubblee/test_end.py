@@ -45,3 +45,15 @@ def test_view_shows_the_outcome() -> None:
     _, after = act(state, drop((0, 0), (1, 0)))
     v = rules.view(after, None)
     assert list(v.outcome.winners) == [0] and v.phase == pb.PHASE_OVER and not v.to_act
+
+
+def test_loss_at_once_wins_for_the_other_seat_whatever_the_points() -> None:
+    # « le joueur concerné perd immédiatement »: points do not matter
+    from tests.bubblee.helpers import place
+
+    full = ("RPBGY", "PBGYR", "RPBGY", "PBGYR")
+    state = table(planet0=full, sky=("GPBYR", "R.GPB"), phase=pb.PHASE_PLACE, drawn=5,
+                  zones=((9, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 0)))
+    events, after = act(state, place(1, 0))
+    assert after.outcome is not None and after.outcome.winners == (1,)
+    assert after.outcome.scores == (9, 1)

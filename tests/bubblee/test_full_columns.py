@@ -114,3 +114,13 @@ def test_blue_into_all_full_planet_eliminates_opponent() -> None:
     state = table(planet1=FULL, sky=("RPBGY", "PBGYR"), phase=POWERS, pool=(B,))
     _, after = act(state, apply(0, column=0))
     assert after.outcome is not None and after.outcome.winners == (0,)
+
+
+def test_vertical_pair_into_column_of_three_legal_when_first_makes_room() -> None:
+    # the own-row B lands on B, B (row 4) and lines up; the G above it falls into the room
+    state = table(planet0=(".....", "B....", "B....", "K...."), sky=("GPBYR", "BYGPR"))
+    events, after = act(state, drop((0, 0), (0, 1)))
+    landings = of_kind(events, "dropped")[0].landings
+    assert [(lnd.colour, lnd.to_cell.row) for lnd in landings] == [(B, 3), (G, 4)]
+    assert planet(after, 0) == [".....", ".....", "G....", "K...."]
+    assert after.zones[0][B - 1] == 3

@@ -34,11 +34,16 @@ def test_red_and_green_swap_only_occupied_cells() -> None:
 
 
 def test_swap_power_needs_adjacent_cells() -> None:
+    # A rule error, not a malformed command: the same ApplyPower is valid for a column power.
     state = table(planet1=(".....", ".....", ".....", "GBY.."), phase=POWERS, pool=(R,))
-    with pytest.raises(MalformedCommand):
+    with pytest.raises(RuleError) as e:
         rules.decide(state, 0, apply(0, a=(0, 0), b=(2, 0)), Rng.for_test(0))
-    with pytest.raises(MalformedCommand):
+    assert e.value.code == "NOT_ADJACENT" and not isinstance(e.value, MalformedCommand)
+    with pytest.raises(RuleError) as e:
         rules.decide(state, 0, apply(0), Rng.for_test(0))
+    assert e.value.code == "MISSING_CELL" and not isinstance(e.value, MalformedCommand)
+    yellow = table(planet0=(".....", ".....", ".....", "K.K.K"), phase=POWERS, pool=(Y,))
+    act(yellow, apply(0))  # the same command is accepted when the pending power is yellow
 
 
 def test_green_swaps_on_own_planet_and_its_lines_grant_powers() -> None:
@@ -168,3 +173,44 @@ def test_swap_power_of_two_same_colours_is_allowed() -> None:
     state = table(planet0=(".....", ".....", ".....", "GG..."), phase=POWERS, pool=(G,))
     _, after = act(state, apply(0, a=(0, 0), b=(1, 0)))
     assert planet(after, 0)[-1] == "GG..." and after.pool == ()
+
+
+def test_purple_line_on_opponent_planet_scores_for_owner_and_grants_no_power() -> None:
+    state = table(planet0=(".....", ".....", ".....", "PK..."),
+                  planet1=(".....", "P....", "P....", "K.K.K"), phase=POWERS, pool=(P,))
+    events, after = act(state, apply(0, column=0))
+    cleared = of_kind(events, "lines_cleared")[0]
+    assert cleared.planet == 1 and cleared.scorer == 1 and cleared.power_gained == 0
+    assert after.zones == ((0,) * 6, (0, 3, 0, 0, 0, 0))
+    assert planet(after, 1)[-1] == "K.K.K" and after.pool == () and after.turn == 1
+
+
+def test_blue_line_on_opponent_planet_scores_for_owner_and_grants_no_power() -> None:
+    # DEFAULT_SKY: seat 1's row is RPBGY, so column 3 holds a B
+    state = table(planet1=(".....", ".....", "..B..", "K.B.K"), phase=POWERS, pool=(B,))
+    events, after = act(state, apply(0, column=2))
+    cleared = of_kind(events, "lines_cleared")[0]
+    assert cleared.planet == 1 and cleared.scorer == 1 and cleared.power_gained == 0
+    assert after.zones == ((0,) * 6, (0, 0, 3, 0, 0, 0))
+    assert after.pool == () and after.turn == 1
+
+
+def test_power_on_opponent_planet_resolves_chain_reaction_for_owner() -> None:
+    # red swaps Y and R of column 3: a red row goes, the greens fall into a column of 3
+    state = table(planet1=("G....", "G.R..", "RRY..", "GKK.."), phase=POWERS, pool=(R,))
+    events, after = act(state, apply(0, a=(2, 1), b=(2, 2)))
+    assert [c.wave for c in of_kind(events, "lines_cleared")] == [1, 2]
+    assert of_kind(events, "settled")[0].waves == 2
+    assert planet(after, 1) == [".....", ".....", "..Y..", ".KK.."]
+    assert after.zones[1] == (3, 0, 0, 3, 0, 0) and after.zones[0] == (0,) * 6
+    assert after.pool == ()
+
+
+def test_green_and_purple_move_black() -> None:
+    # "Noir: ... Il ne peut pas être retiré, sauf grâce à un pouvoir"
+    state = table(planet0=(".....", ".....", "K....", "RK..."), phase=POWERS, pool=(G, P))
+    _, after = act(state, apply(0, a=(0, 0), b=(0, 1)))
+    assert planet(after, 0)[-2:] == ["R....", "KK..."]
+    _, after = act(after, apply(0, column=1))  # purple sends the black of column 2
+    assert planet(after, 0)[-1] == "K...."
+    assert planet(after, 1)[-1] == "KKK.K"  # black lines are never removed

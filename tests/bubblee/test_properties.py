@@ -3,12 +3,16 @@ stays above a planet, and all 96 Bubblees are accounted for."""
 
 from __future__ import annotations
 
+import itertools
+import random
+
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bubblee import board, rules
 from services.core.decider import Rng, RuleError, Seat
+from tests.bubblee import helpers
 from tests.bubblee.helpers import bubblee_count, fold
 
 OPTIONS = [
@@ -135,3 +139,112 @@ def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObje
         legal = rules.legal_actions(state, state.turn) if state.outcome is None else []
         if legal:
             state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"l", step)))
+
+
+def _every_command(state: rules.State) -> list[pb.Command]:
+    """Every command a client could send now (planet pairs: every ordered pair of cells)."""
+    sky = [(c, r) for r in range(2) for c in range(board.WIDTH)]
+    land = [(c, r) for r in range(board.HEIGHT) for c in range(board.WIDTH)]
+    out = []
+    if state.phase == pb.PHASE_PLACE:
+        for c, r in sky:
+            cmd = pb.Command()
+            cmd.place.cell.column, cmd.place.cell.row = c, r
+            out.append(cmd)
+        return out
+    if state.phase == pb.PHASE_ACTION:
+        for kind in ("swap", "drop"):
+            for a, b in itertools.permutations(sky, 2):
+                cmd = pb.Command()
+                msg = getattr(cmd, kind)
+                (msg.a.column, msg.a.row), (msg.b.column, msg.b.row) = a, b
+                out.append(cmd)
+        return out
+    for index in range(len(state.pool) + 1):
+        cmd = pb.Command()
+        cmd.decline_power.index = index
+        out.append(cmd)
+        for column in range(board.WIDTH):
+            cmd = pb.Command()
+            cmd.apply_power.index, cmd.apply_power.column = index, column
+            out.append(cmd)
+        for a, b in itertools.permutations(land, 2):
+            cmd = pb.Command()
+            ap = cmd.apply_power
+            ap.index = index
+            (ap.a.column, ap.a.row), (ap.b.column, ap.b.row) = a, b
+            out.append(cmd)
+    return out
+
+
+def _meaning(state: rules.State, cmd: pb.Command) -> tuple:
+    """What a command does: the cells of a pair in either order are one command, and pool
+    entries of one colour are interchangeable (docs/rulings/bubblee.md T5, P7)."""
+    kind = cmd.WhichOneof("kind")
+    msg = getattr(cmd, kind)
+    if kind == "place":
+        return (kind, msg.cell.column, msg.cell.row)
+    if kind in ("swap", "drop"):
+        return (kind, frozenset([(msg.a.column, msg.a.row), (msg.b.column, msg.b.row)]))
+    power = state.pool[msg.index]
+    if kind == "decline_power":
+        return (kind, power)
+    if power in (board.RED, board.GREEN):
+        return (kind, power, frozenset([(msg.a.column, msg.a.row), (msg.b.column, msg.b.row)]))
+    return (kind, power, msg.column)
+
+
+def _random_settled_planet(rnd: random.Random, full: float) -> board.Masks:
+    while True:
+        masks = [0] * 6
+        for column in range(board.WIDTH):
+            h = board.HEIGHT if rnd.random() < full else rnd.randint(0, board.HEIGHT)
+            for row in range(h):
+                masks[rnd.choice((1, 2, 3, 4, 5, 6, 6)) - 1] |= board.bit(column, row)
+        if not board.groups_to_remove(masks):
+            return (masks[0], masks[1], masks[2], masks[3], masks[4], masks[5])
+
+
+def test_legal_actions_list_exactly_what_decide_accepts() -> None:
+    """Every command decide accepts is listed (up to the order of a pair and the index of an
+    interchangeable pool entry), and every listed command is accepted: at random moments of
+    real games and on crowded random tables (full columns, eliminations)."""
+    rnd = random.Random(7)
+    states = []
+    for g, options in enumerate(OPTIONS[:2] + OPTIONS[4:5]):
+        seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
+        state = fold(None, rules.setup(options, seats, Rng(b"exact", g)))
+        for step in range(150):
+            if state.outcome is not None:
+                break
+            if step % 9 == 0 or state.phase == pb.PHASE_POWERS:
+                states.append(state)
+            legal = rules.legal_actions(state, state.turn)
+            state = fold(state, rules.decide(state, state.turn, rnd.choice(legal),
+                                             Rng(b"exact", step)))
+    base = helpers.table()
+    for _ in range(40):
+        full = rnd.choice((0.3, 0.8, 1.0))
+        powers = rnd.random() < 0.5
+        states.append(base._replace(
+            planets=(_random_settled_planet(rnd, full), _random_settled_planet(rnd, full)),
+            sky=tuple(rnd.randint(1, 6) for _ in range(10)),
+            turn=rnd.randint(0, 1),
+            swapped=rnd.random() < 0.5,
+            phase=pb.PHASE_POWERS if powers else pb.PHASE_ACTION,
+            pool=tuple(rnd.randint(1, 5) for _ in range(rnd.randint(1, 2))) if powers else (),
+        ))
+    for state in states:
+        legal = rules.legal_actions(state, state.turn)
+        listed = {_meaning(state, cmd) for cmd in legal}
+        for cmd in legal:
+            rules.decide(state, state.turn, cmd, Rng(b"exact", 0))  # raises if refused
+        accepted = set()
+        for cmd in _every_command(state):
+            try:
+                rules.decide(state, state.turn, cmd, Rng(b"exact", 0))
+            except RuleError:
+                continue
+            accepted.add(_meaning(state, cmd))
+        assert accepted == listed, state
+        assert rules.legal_actions(state, 1 - state.turn) == [] or state.seats == 1

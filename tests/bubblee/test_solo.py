@@ -33,10 +33,10 @@ def coloured(lvl: levels.Level) -> int:
 
 
 def test_levels_rise_in_difficulty() -> None:
-    """More to clear or a smaller bag, level after level (never both easier)."""
+    """Strictly more to clear or a strictly smaller bag, level after level."""
     for easier, harder in zip(LEVELS, LEVELS[1:], strict=False):
-        more_to_clear = coloured(harder) >= coloured(easier)
-        smaller_bag = sum(harder.bag) <= sum(easier.bag)
+        more_to_clear = coloured(harder) > coloured(easier)
+        smaller_bag = sum(harder.bag) < sum(easier.bag)
         assert more_to_clear or smaller_bag, f"level {harder.number}"
     assert coloured(LEVELS[-1]) > coloured(LEVELS[0])
 

@@ -180,3 +180,14 @@ def test_swap_needs_two_bubblees() -> None:
     with pytest.raises(RuleError) as e:
         rules.decide(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "CELL_EMPTY"
+
+
+def test_seat_1_drops_from_its_own_sky_row_onto_its_own_planet() -> None:
+    # RULINGS "Geometry": sky row B (row 1) touches planet B; its lines score for seat 1
+    state = table(planet1=(".....", ".....", ".....", "RR..K"), sky=("PBRRY", "BPGYR"), turn=1)
+    events, after = act(state, drop((2, 1), (3, 1)))
+    assert of_kind(events, "dropped")[0].planet == 1
+    assert planet(after, 1)[-2:] == [".....", "....K"]
+    assert after.planets[0] == state.planets[0]
+    assert after.zones == ((0,) * 6, (4, 0, 0, 0, 0, 0)) and after.pool == (board.RED,)
+    assert after.turn == 1 and after.phase == pb.PHASE_POWERS

@@ -385,3 +385,13 @@ async def test_store_down_is_unavailable_and_a_retry_with_the_same_id_is_safe() 
         redis_proc.terminate()
         redis_proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def test_asking_for_a_seat_without_its_token_is_unauthenticated(client: Client) -> None:
+    created = await client.create()
+    as_seat = apb.GetViewRequest(game_id=created.game_id, seat=0)
+    reason, _, _ = await rejected(client.call(GAME + "GetView", as_seat, bpb.View),
+                                  grpc.StatusCode.UNAUTHENTICATED)
+    assert reason == "SEAT_TOKEN_MISSING"
+    spectator = await client.view(created.game_id)
+    assert not spectator.HasField("seat")

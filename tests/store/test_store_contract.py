@@ -143,3 +143,27 @@ async def test_the_versions_a_command_id_was_applied_as_can_be_looked_up(store: 
     assert await store.applied(g, "cmd") == (2, 3)
     assert await store.applied(g, "other") is None
     assert await store.applied(new_id(), "cmd") is None
+
+
+async def test_redis_out_of_memory_is_unavailable_and_writes_nothing() -> None:
+    from tests.conftest import REDIS_URL
+
+    if not REDIS_URL:
+        pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
+    from services.core.redis_store import RedisStore
+    from services.core.store import StoreUnavailable
+
+    store = RedisStore(REDIS_URL.rsplit("/", 1)[0] + "/3")
+    game = new_id()
+    await store.append(game, [b"a"], 0, "c1")
+    limit = (await store.redis.config_get("maxmemory"))["maxmemory"]
+    await store.redis.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.append(game, [b"b", b"c"], 1, "c2", {"status": "x"})
+    finally:
+        await store.redis.config_set("maxmemory", limit)
+    assert await store.read(game) == [b"a"] and await store.version(game) == 1
+    assert await store.applied(game, "c2") is None
+    assert (await store.append(game, [b"b"], 1, "c2")).last_version == 2
+    await store.close()
