@@ -28,6 +28,15 @@ def test_every_level_loads_and_is_valid(lvl: levels.Level) -> None:
     assert all(n >= 0 for n in state.set_aside)
 
 
+@pytest.mark.parametrize("lvl", LEVELS, ids=lambda lvl: f"level{lvl.number}")
+def test_every_level_bag_holds_exactly_3_blacks(lvl: levels.Level) -> None:
+    """« la pioche doit toujours contenir exactement 3 Bubblees Noirs »; the solo's setup is
+    « identique au mode 1 contre 1 »."""
+    assert lvl.bag[K - 1] == rules.BAG_BLACKS == 3
+    state = new_game(pb.Options(solo_level=lvl.number))
+    assert state.bag[K - 1] == 3
+
+
 def coloured(lvl: levels.Level) -> int:
     return sum(m.bit_count() for m in lvl.target[:5])
 
