@@ -96,3 +96,30 @@ def _status(view: pb.View, use_colour: bool) -> str:
         parts.append("swap used")
     parts.append(f"bag {view.bag_size} ({_counts(view.bag, use_colour)})")
     return " | ".join(parts)
+
+
+def _sky(cell: pb.SkyCell) -> str:
+    return f"column {cell.column + 1} of seat {cell.row}'s sky row"
+
+
+def _planet(cell: pb.PlanetCell) -> str:
+    return f"column {cell.column + 1}, row {cell.row + 1} from the ground"
+
+
+def describe(command: pb.Command) -> str:
+    """A command in words, as the board above draws it (columns 1-5)."""
+    kind = command.WhichOneof("kind")
+    if kind == "place":
+        return f"place the drawn Bubblee in {_sky(command.place.cell)}"
+    if kind == "swap":
+        return f"swap {_sky(command.swap.a)} with {_sky(command.swap.b)}"
+    if kind == "drop":
+        return f"drop {_sky(command.drop.a)} and {_sky(command.drop.b)}"
+    if kind == "apply_power":
+        p = command.apply_power
+        if p.HasField("a"):
+            return f"power {p.index}: swap {_planet(p.a)} with {_planet(p.b)}"
+        return f"power {p.index}: column {p.column + 1}"
+    if kind == "decline_power":
+        return f"decline power {command.decline_power.index}"
+    return "no action"

@@ -45,8 +45,16 @@ def renderer(game: Game) -> Any:
         return lambda view, colour=True: text_format.MessageToString(view)
 
 
-def describe(command: Any) -> str:
-    return text_format.MessageToString(command, as_one_line=True)
+def _text(message: Any) -> str:
+    return text_format.MessageToString(message, as_one_line=True)
+
+
+def describer(game: Game) -> Any:
+    """The game's words for a command (render.describe), or the command as text."""
+    try:
+        return importlib.import_module(f"services.{game.name}.render").describe
+    except (ImportError, AttributeError):
+        return _text
 
 
 # ---- play ---------------------------------------------------------------------------------
@@ -62,7 +70,7 @@ async def play(args: argparse.Namespace) -> int:
     seats = [Seat("you"), Seat(args.bot, "ai", args.bot)]
     game_id, tokens, commitment, _ = await host.create(game.name, seats, game.pb.Options())
     me = Caller(token=tokens[0])
-    draw = renderer(game)
+    draw, describe = renderer(game), describer(game)
     print(f"{game.title}: you are seat 0 against the {args.bot} bot. Seed commitment "
           f"{commitment[:16]}...  (q to quit)")
     while True:
@@ -123,7 +131,7 @@ def replay(args: argparse.Namespace) -> Any:
     name = gamelog.game_of_json_lines(lines)
     game = registry.game(name)
     entries = gamelog.from_json_lines(game, lines)
-    draw = renderer(game)
+    draw, describe = renderer(game), describer(game)
     state: Any = None
     for entry in entries:
         body = entry.WhichOneof("body")
@@ -135,9 +143,9 @@ def replay(args: argparse.Namespace) -> Any:
         if body == "event":
             event = gamelog.game_event(game, entry)
             state = game.evolve(state, event)
-            print(f"v{entry.version}: {describe(event)}")
+            print(f"v{entry.version}: {_text(event)}")
         elif body == "finished":
-            print(f"v{entry.version}: game over: {describe(entry.finished.outcome)}")
+            print(f"v{entry.version}: game over: {_text(entry.finished.outcome)}")
         if state is None or (args.to and entry.version < args.to):
             continue
         if args.to and entry.version > args.to:

@@ -1,0 +1,23 @@
+"""Commands in words for the terminal game: columns counted 1-5 as the board draws them."""
+
+from __future__ import annotations
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
+from services.bubblee.render import describe
+
+
+def test_describe_names_each_command_with_the_boards_columns() -> None:
+    sky = pb.SkyCell(column=2, row=1)
+    assert describe(pb.Command(place=pb.Place(cell=sky))) == (
+        "place the drawn Bubblee in column 3 of seat 1's sky row")
+    drop = pb.Command(drop=pb.Drop(a=pb.SkyCell(column=0), b=pb.SkyCell(column=1)))
+    assert describe(drop) == ("drop column 1 of seat 0's sky row and column 2 of seat 0's "
+                              "sky row")
+    swap = pb.Command(apply_power=pb.ApplyPower(index=1, a=pb.PlanetCell(column=4, row=0),
+                                                b=pb.PlanetCell(column=4, row=1)))
+    assert describe(swap) == ("power 1: swap column 5, row 1 from the ground with column 5, "
+                              "row 2 from the ground")
+    assert describe(pb.Command(apply_power=pb.ApplyPower(column=3))) == "power 0: column 4"
+    assert describe(pb.Command(decline_power=pb.DeclinePower(index=2))) == "decline power 2"
+    assert describe(pb.Command()) == "no action"
