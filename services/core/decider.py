@@ -38,8 +38,6 @@ class RuleError(Exception):
     `message` is one sentence a player understands ("column 3 is full").
     """
 
-    status = "FAILED_PRECONDITION"
-
     def __init__(self, code: str, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -49,8 +47,6 @@ class RuleError(Exception):
 
 class MalformedCommand(RuleError):
     """A command that could never be valid (missing oneof, cell out of range): INVALID_ARGUMENT."""
-
-    status = "INVALID_ARGUMENT"
 
 
 @dataclass(frozen=True)
@@ -195,6 +191,14 @@ class Game(Generic[S]):
     @property
     def seat_count(self) -> int:
         return self.standard_seats or self.min_seats
+
+    def decide_now(self, state: S, seat: int | None, command: Message, rng: Rng
+                   ) -> list[Message]:
+        """decide, after the platform's own rule that only the seats in to_act may act.
+        The host and log verification both go through here, so they judge alike."""
+        if seat is not None and seat not in self.to_act(state):
+            raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
+        return self.decide(state, seat, command, rng)
 
     def replay(self, events: Sequence[Message]) -> S:
         state: S | None = None

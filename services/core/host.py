@@ -240,22 +240,17 @@ class Host:
         outcome = "ok"
         try:
             async with loaded.lock:
-                result = await self._act_locked(loaded, seat, command, command_id,
-                                                expected_version)
-            return result
-        except RuleError as e:
-            outcome = e.code
-            raise
-        except StaleVersion:
-            outcome = "stale"
+                return await self._act_locked(loaded, seat, command, command_id,
+                                              expected_version)
+        except (RuleError, StaleVersion):
+            outcome = "rejected"
             raise
         except Exception:
             outcome = "error"  # the store, or a bug: not a command that went through
             raise
         finally:
-            METRICS.command_seconds(game.name, name, "ok" if outcome == "ok" else
-                                    "error" if outcome == "error" else
-                                    "rejected").observe(time.perf_counter() - started)
+            METRICS.command_seconds(game.name, name, outcome).observe(
+                time.perf_counter() - started)
 
     async def system_act(self, game_id: str, command: Any, command_id: str = "",
                          expected_version: int | None = None) -> ActResult:
@@ -322,15 +317,14 @@ class Host:
         game = loaded.game
         if loaded.finished:
             raise RuleError("GAME_OVER", "the game is over")
-        if seat is not None and seat not in game.to_act(loaded.state):
-            raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
         t0 = time.perf_counter()
-        events = game.decide(loaded.state, seat, command, Rng(loaded.seed, loaded.version))
-        METRICS.decide_seconds(game.name).observe(time.perf_counter() - t0)
+        events = game.decide_now(loaded.state, seat, command, Rng(loaded.seed, loaded.version))
+        seconds = time.perf_counter() - t0
+        METRICS.decide_seconds(game.name).observe(seconds)
         if game.observe is not None:
             for e in events:
                 for key, value in game.observe(e).items():
-                    METRICS.observe(game.name, key, value, time.perf_counter() - t0)
+                    METRICS.observe(game.name, key, value, seconds)
         return events
 
     def _entries(
