@@ -165,8 +165,20 @@ def test_screens_open_after_the_crown_and_before_the_snakes() -> None:
     _, after = finish_turn(state)
     assert not after.revealed
     assert view(after, 0).players[2].behind == []  # the Crown's holder decides blind
-    after = act(after, 2, pb.Command(use_crown=pb.UseCrown()))
+    crown = pb.Command(use_crown=pb.UseCrown())
+    events = decide_events(after, 2, crown)
+    # The screens open right after the Crown is used, before the round is resolved.
+    assert kinds(events)[:3] == ["crown_used", "tokens_revealed", "round_resolved"]
+    after = act(after, 2, crown)
     assert after.revealed or after.round == 2
+    # With a Snake behind a screen the round stops, screens open, for its discard.
+    state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1),
+                            2: tokens(moon=6, snake=1, oyster=1, bubble=5)})
+    _, after = finish_turn(state)
+    assert not after.revealed
+    assert kinds(decide_events(after, 2, crown)) == ["crown_used", "tokens_revealed"]
+    after = act(after, 2, crown)
+    assert after.revealed and after.stage == pb.STAGE_SNAKE and GAME.to_act(after) == [2]
 
 
 # ---- Snake ------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def test_redeal_keeps_every_seats_view(players: int, options: dict) -> None:
             for e in GAME.decide(state, seat, command, Rng(b"play-%d" % seed, step)):
                 state = GAME.evolve(state, e)
             step += 1
+        assert step > 0, "the game ended before any redeal was compared"
 
 
 def test_redeal_deals_anew_what_the_seat_cannot_see() -> None:
@@ -68,14 +69,18 @@ def test_redeal_deals_anew_what_the_seat_cannot_see() -> None:
 
 
 def test_hands_are_dealt_face_down() -> None:
+    hands = decks = 0
     for e in setup_events(4):
         if e.HasField("hand_dealt"):
+            hands += 1
             seat = e.hand_dealt.seat
             assert list(GAME.redact(e, seat).hand_dealt.cards) == list(e.hand_dealt.cards)
             hidden = GAME.redact(e, (seat + 1) % 4).hand_dealt
             assert list(hidden.cards) == [] and hidden.count == 5
         if e.HasField("deck_formed"):
+            decks += 1
             assert all(list(GAME.redact(e, s).deck_formed.cards) == [] for s in (0, 1, None))
+    assert (hands, decks) == (4, 1), "every seat's hand and the deck were checked"
 
 
 def test_a_trade_offer_is_seen_only_by_the_target() -> None:

@@ -83,9 +83,12 @@ def test_the_first_player_is_random() -> None:
 
 
 def test_team_cards_are_dealt_face_down() -> None:
+    dealt = []
     for e in setup_events(4):
         if e.HasField("team_dealt"):
             seat = e.team_dealt.seat
+            dealt.append(seat)
             assert GAME.redact(e, seat).team_dealt.team != pb.TEAM_UNSPECIFIED
             for other in [s for s in range(4) if s != seat] + [None]:
                 assert GAME.redact(e, other).team_dealt.team == pb.TEAM_UNSPECIFIED
+    assert sorted(dealt) == [0, 1, 2, 3], "every seat's team card was checked"

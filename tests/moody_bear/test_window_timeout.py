@@ -32,22 +32,29 @@ class Table:
         self.projections.projector.listeners.append(self.scheduler.schedule_for)
 
     async def play_until_a_window(self, answers: int = 1) -> tuple[str, Loaded]:
-        """Random legal play until a response window waits for at least `answers` seats."""
+        """Random legal play until a response window waits for at least `answers` seats.
+
+        Each game gets a fresh secret seed, so a game may end before any window opens
+        (a Dark Swallow, a proclaim): then deal another."""
         game = self.game
         options = game.pb.Options(response_deadline_seconds=20)
-        game_id, _, _, _ = await self.host.create(game.name, [Seat(f"p{i}") for i in range(3)],
-                                                  options)
         rng = Rng.for_test(11)
-        for step in range(500):
-            loaded = await self.host.load(game_id)
-            if (rules.deadline(loaded.state) is not None
-                    and len(game.to_act(loaded.state)) >= answers):
-                await self.projections.catch_up()
-                return game_id, loaded
-            seat = rng.choice(list(game.to_act(loaded.state)))
-            command = rng.choice(game.legal_actions(loaded.state, seat))
-            await self.host.act(game_id, Caller(seat=seat, trusted=True), command, f"c{step}")
-        raise AssertionError("no response window opened")
+        for _ in range(20):
+            game_id, _, _, _ = await self.host.create(
+                game.name, [Seat(f"p{i}") for i in range(3)], options)
+            for step in range(500):
+                loaded = await self.host.load(game_id)
+                if loaded.finished:
+                    break
+                if (rules.deadline(loaded.state) is not None
+                        and len(game.to_act(loaded.state)) >= answers):
+                    await self.projections.catch_up()
+                    return game_id, loaded
+                seat = rng.choice(list(game.to_act(loaded.state)))
+                command = rng.choice(game.legal_actions(loaded.state, seat))
+                await self.host.act(game_id, Caller(seat=seat, trusted=True), command,
+                                    f"c{step}")
+        raise AssertionError("no response window opened in 20 games")
 
 
 async def test_an_open_window_closes_when_its_deadline_passes() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,11 @@ def test_replay_draws_the_boards_step_by_step(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "game over" in run.stdout
     assert run.stdout.count("v1:") == 0 or "v2:" in run.stdout
+    # Every entry after the "started" line (v1) is described, in order.
+    shown = [int(m) for m in re.findall(r"^v(\d+):", run.stdout, re.MULTILINE)]
+    assert sorted(set(shown)) == list(range(2, len(lines) + 1)) and shown == sorted(shown)
+    # A board is drawn after each step, not only at the end.
+    assert run.stdout.count("grd ") >= 2 * 10, "several boards are drawn"
     to = arbiter("replay", path, "--to", "5", "--no-colour")
     assert to.returncode == 0 and "v5:" in to.stdout and "v6:" not in to.stdout
 

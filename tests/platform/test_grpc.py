@@ -318,6 +318,8 @@ async def test_health_reflection_and_metrics(client: Client) -> None:
                    "arbiter_decide_seconds_bucket", 'le="5e-05"'):
         assert series in text
     assert 'grpc_code="NOT_FOUND"' in text or 'grpc_method="Act"' in text
+    # The Act just made is counted, with its status code.
+    assert 'grpc_method="Act"' in text and 'grpc_code="OK"' in text
 
 
 async def test_overload_is_resource_exhausted() -> None:

@@ -154,10 +154,12 @@ def test_redeal_keeps_the_shadows_consistent_with_the_seat_clues() -> None:
 
 
 def test_every_redacted_feed_hides_what_the_seat_may_not_see() -> None:
+    seen: set[str] = set()
     for seed in range(6):
         for _, events in random_game(seed, 4 + seed % 3):
             for e in events:
                 kind = e.WhichOneof("kind")
+                seen.add(kind)
                 for seat in [None, 0, 1, 2, 3]:
                     r = redact(e, seat)
                     if kind == "clue_gained" and seat != e.clue_gained.seat:
@@ -167,3 +169,13 @@ def test_every_redacted_feed_hides_what_the_seat_may_not_see() -> None:
                         assert not r.cards_drawn.cards
                     if kind == "deck_reshuffled":
                         assert not r.deck_reshuffled.deck
+    # The feed did contain the hidden information checked above (random games this short
+    # never run the deck out, so a reshuffle is checked on its own below).
+    assert {"clue_gained", "cards_drawn"} <= seen, seen
+    drawn = next(e.cards_drawn for _, events in random_game(0, 4) for e in events
+                 if e.WhichOneof("kind") == "cards_drawn" and e.cards_drawn.cards)
+    reshuffled = pb.Event(deck_reshuffled=pb.DeckReshuffled(count=len(drawn.cards),
+                                                            deck=list(drawn.cards)))
+    for seat in [None, 0, 1, 2, 3]:
+        r = redact(reshuffled, seat).deck_reshuffled
+        assert not r.deck and r.count == len(drawn.cards) > 0

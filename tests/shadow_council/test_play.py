@@ -59,8 +59,11 @@ def test_every_legal_action_is_accepted() -> None:
     for seed in range(5):
         s, _ = new_game(4 + seed % 3, seed)
         seat = to_act(s)[0]
-        for cmd in legal_actions(s, seat):
-            GAME.decide(s, seat, cmd, Rng.for_test(seed))
+        legal = legal_actions(s, seat)
+        assert legal, "a seat to act always has a legal action"
+        for cmd in legal:
+            # decide raises RuleError if it refuses a listed action
+            assert GAME.decide(s, seat, cmd, Rng.for_test(seed)), cmd
 
 
 def test_command_without_a_kind_is_malformed() -> None:

@@ -71,6 +71,9 @@ def test_seats_rotate_unless_fixed() -> None:
     rotating = run(Plan("toy", 100, ["perfect", "perfect"], seed="f"))
     fixed = run(Plan("toy", 100, ["perfect", "perfect"], seed="f", rotate=False))
     assert rotating["bots"][0]["wins"] != 100 or fixed["bots"][0]["wins"] != 100
+    assert rotating["finished"] == fixed["finished"] == 100
+    # With rotation, bot entry k does not always sit at seat k: its wins are not seat k's.
+    assert [b["wins"] for b in rotating["bots"]] != rotating["seat_wins"]
     # With fixed seats, bot entry k always sits at seat k.
     assert [b["wins"] for b in fixed["bots"]] == fixed["seat_wins"]
 
