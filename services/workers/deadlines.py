@@ -22,8 +22,8 @@ Kinds:
   case the game has moved on by then and the deadline does nothing.
 - "system": a command the rules want the server to issue after a delay, e.g. closing a
   response window: `Host.system_act` runs decide(state, None, command), recorded with
-  CommandRecord.system. A game asks for these by defining, in its package
-  (services/<game>/__init__.py) or its rules module, `deadlines(state) -> [(seconds, Command)]`.
+  CommandRecord.system. A game asks for these through its `Game.deadlines(state) ->
+  [(seconds, Command)]` hook.
 
 Deadlines are scheduled by the projection workers after each batch (`schedule_for`), so they
 come from one place whichever server handled the command.
@@ -155,11 +155,6 @@ def idle_seconds(game: Game, options_bytes: bytes, default: float) -> float:
     return default
 
 
-def game_deadlines(game: Game) -> Callable[[Any], list[tuple[float, Any]]] | None:
-    """The game's `deadlines(state)` hook (Game.deadlines), if it has one."""
-    return game.deadlines
-
-
 class Scheduler:
     """Claims due deadlines and fires them through the host."""
 
@@ -188,9 +183,8 @@ class Scheduler:
             elif self.ai_rescue > 0:
                 await self.queue.schedule(
                     Deadline("ai", tracked.game_id, tracked.version, seat), now + self.ai_rescue)
-        hook = game_deadlines(game)
-        if hook is not None:
-            for i, (seconds, command) in enumerate(hook(tracked.state)):
+        if game.deadlines is not None:
+            for i, (seconds, command) in enumerate(game.deadlines(tracked.state)):
                 await self.queue.schedule(
                     Deadline("system", tracked.game_id, tracked.version,
                              command=command.SerializeToString().hex(), key=str(i)),
