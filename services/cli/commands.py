@@ -132,33 +132,33 @@ def replay(args: argparse.Namespace) -> Any:
     game = registry.game(name)
     entries = gamelog.from_json_lines(game, lines)
     draw, describe = renderer(game), describer(game)
+    last = min(args.to, len(entries)) if args.to else len(entries)
     state: Any = None
-    for entry in entries:
-        body = entry.WhichOneof("body")
-        if entry.HasField("command"):
-            c = entry.command
-            who = "server" if c.system else f"seat {c.seat}"
-            print(f"v{entry.version}: {who}: "
-                  f"{describe(game.pb.Command.FromString(c.command))}")
-        if body == "event":
-            event = gamelog.game_event(game, entry)
-            state = game.evolve(state, event)
-            print(f"v{entry.version}: {_text(event)}")
-        elif body == "finished":
-            print(f"v{entry.version}: game over: {_text(entry.finished.outcome)}")
-        if state is None or (args.to and entry.version < args.to):
-            continue
-        if args.to and entry.version > args.to:
-            break
-        last_of_batch = entry is entries[-1] or entries[entries.index(entry) + 1].batch_size
-        if last_of_batch or args.to == entry.version:
+    for batch in gamelog.batches(entries):
+        for entry in batch.entries:
+            if entry.version > last:
+                break
+            if entry.HasField("command"):
+                c = entry.command
+                who = "server" if c.system else f"seat {c.seat}"
+                print(f"v{entry.version}: {who}: "
+                      f"{describe(game.pb.Command.FromString(c.command))}")
+            body = entry.WhichOneof("body")
+            if body == "event":
+                event = gamelog.game_event(game, entry)
+                state = game.evolve(state, event)
+                print(f"v{entry.version}: {_text(event)}")
+            elif body == "finished":
+                print(f"v{entry.version}: game over: {_text(entry.finished.outcome)}")
+        shown = min(batch.last_version, last)
+        if state is not None and (not args.to or shown == last):
             view = game.view(state, None)
-            view.version = entry.version
+            view.version = shown
             print(draw(view, colour=not args.no_colour))
             if not args.all and not args.to and sys.stdin.isatty():
                 if input("enter: next, q: quit> ").strip() == "q":
                     return 0
-        if args.to == entry.version:
+        if shown == last:
             break
     return 0
 
