@@ -45,19 +45,14 @@ ROW_TRIPLE_START = _cells_where(lambda c, r: c <= WIDTH - 3)  # a row line can s
 COLUMN_0 = _cells_where(lambda c, r: c == 0)  # shifted left by k: column k
 
 Masks = tuple[int, int, int, int, int, int]
-EMPTY: Masks = (0, 0, 0, 0, 0, 0)
 
 
 def occupied(masks: Sequence[int]) -> int:
     return masks[0] | masks[1] | masks[2] | masks[3] | masks[4] | masks[5]
 
 
-def height(occ: int, column: int) -> int:
-    """How many Bubblees stand in `column` (gravity always holds between steps)."""
-    return ((occ >> column) & COLUMN_0).bit_count()
-
-
 def heights(masks: Sequence[int]) -> tuple[int, ...]:
+    """How many Bubblees stand in each column (gravity always holds between steps)."""
     return _column_heights(occupied(masks))
 
 

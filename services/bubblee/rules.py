@@ -209,7 +209,7 @@ def _set_up_event(
     s.options.CopyFrom(options)
     s.seats = seats
     for masks in planets:
-        s.planets.add().cells.extend(board.colour_at(masks, i) for i in range(board.PLANET_CELLS))
+        s.planets.add().cells.extend(board.cells(masks, board.PLANET_CELLS))
     s.sky.extend(sky)
     _put_counts(s.bag, bag)
     _put_counts(s.set_aside, set_aside)
@@ -233,7 +233,7 @@ def _sky_index(cell: pb.SkyCell, what: str) -> int:
         raise MalformedCommand(
             "CELL_OUT_OF_RANGE", f"{what} is not a sky cell (columns 0-4, rows 0-1)", what
         )
-    return row * WIDTH + column
+    return _index(cell)
 
 
 def _planet_index(cell: pb.PlanetCell, what: str) -> int:
@@ -241,14 +241,16 @@ def _planet_index(cell: pb.PlanetCell, what: str) -> int:
         raise MalformedCommand(
             "CELL_OUT_OF_RANGE", f"{what} is not a planet cell (columns 0-4, rows 0-3)", what
         )
+    return _index(cell)
+
+
+def _index(cell: pb.SkyCell | pb.PlanetCell) -> int:
+    """The index (row * 5 + column) of a sky or planet cell."""
     return cell.row * WIDTH + cell.column
 
 
-def _set_sky(msg: pb.SkyCell, index: int) -> None:
-    msg.column, msg.row = index % WIDTH, index // WIDTH
-
-
-def _set_cell(msg: pb.PlanetCell, index: int) -> None:
+def _set_index(msg: pb.SkyCell | pb.PlanetCell, index: int) -> None:
+    """Write a cell index (row * 5 + column) into a sky or planet cell message."""
     msg.column, msg.row = index % WIDTH, index // WIDTH
 
 
@@ -370,7 +372,7 @@ def _decide_place(out: _Out, index: int, rng: Rng) -> None:
         raise RuleError("CELL_OCCUPIED", f"{_describe_sky(index)} is not empty", "cell")
     ev = pb.Event()
     placed = ev.placed
-    _set_sky(placed.cell, index)
+    _set_index(placed.cell, index)
     placed.colour = state.drawn
     out.emit(ev, _apply_placed, index, state.drawn)
     _continue_refill(out, rng)
@@ -432,8 +434,8 @@ def _decide_swap(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
         if not state.sky[index]:
             raise RuleError("CELL_EMPTY", f"{_describe_sky(index)} is empty", what)
     ev = pb.Event()
-    _set_sky(ev.swapped.a, a)
-    _set_sky(ev.swapped.b, b)
+    _set_index(ev.swapped.a, a)
+    _set_index(ev.swapped.b, b)
     out.emit(ev, _apply_swapped, a, b)
     _check_can_drop(out)
 
@@ -465,10 +467,9 @@ def _plan_drop(state: State, seat: int, a: int, b: int) -> tuple[str | None, Lan
         return "NOT_YOUR_ROW", None
     first, second = landing_order(seat, a, b)
     masks = state.planets[seat]
-    hs = board.heights(masks)
-    if not _makes_room(masks, hs, first, second, sky[first], sky[second]):
+    cell1, cell2 = _landing_cells(board.heights(masks), first, second)
+    if not _makes_room(masks, cell1, cell2, sky[first], sky[second]):
         return "COLUMN_FULL", None
-    cell1, cell2 = _landing_cells(hs, first, second)
     return None, ((first, cell1, sky[first]), (second, cell2, sky[second]))
 
 
@@ -483,22 +484,23 @@ def _landing_cells(hs: Sequence[int], first: int, second: int) -> tuple[int, int
 def _land(
     masks: Masks, hs: Sequence[int], first: int, second: int, colour1: int, colour2: int
 ) -> list[int]:
-    cell1, cell2 = _landing_cells(hs, first, second)
+    """The masks once the pair (first, second) has landed."""
+    return _put(masks, *_landing_cells(hs, first, second), colour1, colour2)
+
+
+def _put(masks: Masks, cell1: int, cell2: int, colour1: int, colour2: int) -> list[int]:
     out = list(masks)
     out[colour1 - 1] |= 1 << cell1
     out[colour2 - 1] |= 1 << cell2
     return out
 
 
-def _makes_room(
-    masks: Masks, hs: Sequence[int], first: int, second: int, colour1: int, colour2: int
-) -> bool:
-    """A drop is legal if nothing is left above the planet once its lines are resolved
-    (always, when both land on the planet)."""
-    cell1, cell2 = _landing_cells(hs, first, second)
+def _makes_room(masks: Masks, cell1: int, cell2: int, colour1: int, colour2: int) -> bool:
+    """A drop landing on cell1 and cell2 is legal if nothing is left above the planet once
+    its lines are resolved (always, when both land on the planet)."""
     if cell1 < board.PLANET_CELLS and cell2 < board.PLANET_CELLS:
         return True
-    landed = _land(masks, hs, first, second, colour1, colour2)
+    landed = _put(masks, cell1, cell2, colour1, colour2)
     if not (board.line_starts(landed[colour1 - 1]) or board.line_starts(landed[colour2 - 1])):
         return False  # only a line through a dropped Bubblee could make room
     settled_masks, _ = board.resolve(landed)
@@ -518,17 +520,19 @@ def any_legal_drop(state: State, seat: int, allow_swap: bool) -> bool:
     pairs = _LANDING_PAIRS[seat]
     for first, second in pairs:
         if sky[first] and sky[second]:
-            if _makes_room(masks, hs, first, second, sky[first], sky[second]):
+            cell1, cell2 = _landing_cells(hs, first, second)
+            if _makes_room(masks, cell1, cell2, sky[first], sky[second]):
                 return True
     if not allow_swap:
         return False
     for first, second in pairs:
+        cell1, cell2 = _landing_cells(hs, first, second)  # the same whatever the swap
         for x, y in _SWAPS_TOUCHING[first, second]:
             if sky[x] and sky[y]:
                 swapped = list(sky)
                 swapped[x], swapped[y] = sky[y], sky[x]
                 c1, c2 = swapped[first], swapped[second]
-                if c1 and c2 and _makes_room(masks, hs, first, second, c1, c2):
+                if c1 and c2 and _makes_room(masks, cell1, cell2, c1, c2):
                     return True
     return False
 
@@ -585,8 +589,8 @@ def _decide_drop(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
 def _landing_message(index: int, cell: int, colour: int) -> pb.Landing:
     """One Landing, built once and copied into events (cheaper than field by field)."""
     landing = pb.Landing(colour=colour)
-    _set_sky(landing.from_sky, index)
-    _set_cell(landing.to_cell, cell)
+    _set_index(landing.from_sky, index)
+    _set_index(landing.to_cell, cell)
     return landing
 
 
@@ -605,7 +609,7 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
             lc.planet = planet
             lc.colour = colour
             for cell in board.cells_of(group):
-                _set_cell(lc.cells.add(), cell)
+                _set_index(lc.cells.add(), cell)
             lc.scorer = planet
             power = lc.power_gained = colour if grants else 0
             lc.wave = number
@@ -615,8 +619,8 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
             ev.gravity.planet = planet
             for source, target in moves:
                 move = ev.gravity.moves.add()
-                _set_cell(move.from_cell, source)
-                _set_cell(move.to_cell, target)
+                _set_index(move.from_cell, source)
+                _set_index(move.to_cell, target)
             out.emit(ev, _apply_gravity, planet, moves)
     ev = pb.Event()
     settled = ev.settled
@@ -653,7 +657,7 @@ def _decide_decline(out: _Out, index: int, rng: Rng) -> None:
     ev = pb.Event()
     ev.power_declined.index = index
     ev.power_declined.power = power
-    out.emit(ev, _apply_power_declined, index)
+    out.emit(ev, _apply_power_used, index)
     _after_step(out, rng)
 
 
@@ -698,8 +702,8 @@ def _swap_targets(state: State, planet: int, cmd: pb.ApplyPower, applied: pb.Pow
         if not occ >> index & 1:
             raise RuleError("CELL_EMPTY", f"there is no Bubblee at {_describe_planet(index)}", what)
     applied.swapped.planet = planet
-    _set_cell(applied.swapped.a, a)
-    _set_cell(applied.swapped.b, b)
+    _set_index(applied.swapped.a, a)
+    _set_index(applied.swapped.b, b)
 
 
 def _describe_planet(index: int) -> str:
@@ -718,7 +722,7 @@ def _green(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
 
 def _uncovered(state: State, planet: int, column: int) -> int:
     """The cell of the top Bubblee of a column ("non recouvert")."""
-    h = board.height(board.occupied(state.planets[planet]), column)
+    h = board.heights(state.planets[planet])[column]
     if not h:
         raise RuleError("COLUMN_EMPTY", f"column {column + 1} of your planet is empty", "column")
     return (h - 1) * WIDTH + column
@@ -757,8 +761,8 @@ def _purple(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     sent = applied.sent
     sent.colour = board.colour_at(state.planets[state.turn], source)
     sent.to_planet = target_planet
-    _set_cell(sent.to_cell, cell)
-    _set_cell(sent.from_planet_cell, source)
+    _set_index(sent.to_cell, cell)
+    _set_index(sent.from_planet_cell, source)
 
 
 def _blue(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
@@ -771,8 +775,8 @@ def _blue(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     sent = applied.sent
     sent.colour = state.sky[sky_index]
     sent.to_planet = target_planet
-    _set_cell(sent.to_cell, cell)
-    _set_sky(sent.from_sky, sky_index)
+    _set_index(sent.to_cell, cell)
+    _set_index(sent.from_sky, sky_index)
 
 
 def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
@@ -780,7 +784,7 @@ def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     source = _uncovered(state, state.turn, cmd.column)
     banked = applied.banked
     banked.planet = state.turn
-    _set_cell(banked.cell, source)
+    _set_index(banked.cell, source)
     banked.colour = board.colour_at(state.planets[state.turn], source)
     banked.scorer = state.turn
 
@@ -953,7 +957,8 @@ def _apply_settled(state: State) -> State:
     return _update(state, phase=POWERS) if state.pool else state
 
 
-def _apply_power_declined(state: State, index: int) -> State:
+def _apply_power_used(state: State, index: int) -> State:
+    """Pool entry `index` is used up (applied or declined)."""
     pool = state.pool[:index] + state.pool[index + 1 :]
     return _update(state, pool=pool, phase=POWERS if pool else ACTION)
 
@@ -962,10 +967,6 @@ def _apply_turn_ended(state: State, next_seat: int) -> State:
     return _update(
         state, turn=next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
     )
-
-
-def _index(cell: pb.SkyCell | pb.PlanetCell) -> int:
-    return cell.row * WIDTH + cell.column
 
 
 def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
@@ -1002,12 +1003,11 @@ def _evolve_settled(state: State, ev: pb.Settled) -> State:
 
 
 def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
-    pool = state.pool[: ev.index] + state.pool[ev.index + 1 :]
-    state = _update(state, pool=pool, phase=POWERS if pool else ACTION)
+    state = _apply_power_used(state, ev.index)
     kind = ev.WhichOneof("effect")
     if kind == "swapped":
         s = ev.swapped
-        a, b = s.a.row * WIDTH + s.a.column, s.b.row * WIDTH + s.b.column
+        a, b = _index(s.a), _index(s.b)
         old = state.planets[s.planet]
         ca, cb = board.colour_at(old, a), board.colour_at(old, b)
         masks = list(old)
@@ -1022,18 +1022,18 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
         if sent.WhichOneof("source") == "from_planet_cell":
             src = sent.from_planet_cell
             masks = list(state.planets[state.turn])
-            masks[sent.colour - 1] &= ~(1 << (src.row * WIDTH + src.column))
+            masks[sent.colour - 1] &= ~(1 << _index(src))
             state = _update(state, planets=_with_planet(state, state.turn, masks))
         else:
             cells = list(sky)
-            cells[sent.from_sky.row * WIDTH + sent.from_sky.column] = 0
+            cells[_index(sent.from_sky)] = 0
             state = _update(state, sky=tuple(cells))
         masks = list(state.planets[sent.to_planet])
-        masks[sent.colour - 1] |= 1 << (sent.to_cell.row * WIDTH + sent.to_cell.column)
+        masks[sent.colour - 1] |= 1 << _index(sent.to_cell)
         return _update(state, planets=_with_planet(state, sent.to_planet, masks))
     banked = ev.banked
     masks = list(state.planets[banked.planet])
-    masks[banked.colour - 1] &= ~(1 << (banked.cell.row * WIDTH + banked.cell.column))
+    masks[banked.colour - 1] &= ~(1 << _index(banked.cell))
     zones = list(state.zones)
     zones[banked.scorer] = _add(zones[banked.scorer], banked.colour)
     return _update(
@@ -1043,7 +1043,7 @@ def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
 
 
 def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
-    return _apply_power_declined(state, ev.index)
+    return _apply_power_used(state, ev.index)
 
 
 def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
@@ -1147,15 +1147,15 @@ def legal_actions(state: State, seat: int) -> list[pb.Command]:
 
 def _place(index: int) -> pb.Command:
     cmd = pb.Command()
-    _set_sky(cmd.place.cell, index)
+    _set_index(cmd.place.cell, index)
     return cmd
 
 
 def _pair_command(kind: str, a: int, b: int) -> pb.Command:
     cmd = pb.Command()
     msg = getattr(cmd, kind)
-    _set_sky(msg.a, a)
-    _set_sky(msg.b, b)
+    _set_index(msg.a, a)
+    _set_index(msg.b, b)
     return cmd
 
 
@@ -1187,8 +1187,8 @@ def _legal_powers(state: State, seat: int) -> list[pb.Command]:
             apply = cmd.apply_power
             apply.index = index
             if a >= 0:
-                _set_cell(apply.a, a)
-                _set_cell(apply.b, b)
+                _set_index(apply.a, a)
+                _set_index(apply.b, b)
             apply.column = column
             out.append(cmd)
         cmd = pb.Command()
