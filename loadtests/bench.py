@@ -4,6 +4,8 @@
     act         Act over gRPC on a server backed by Redis, at 1 and 32 concurrent clients
     noop        Ping on the same server, same client, same concurrency (the RPC floor)
     floor       the bare Redis append script from the same client process (the store floor)
+    stack       a gRPC call whose handler runs only that append script (loadtests/stack_server.py):
+                the least an Act can cost in grpcio + redis-py, whatever the rules do
 
 The machine is shared and noisy: compare the ratios, measured in the same run, not absolute
 figures. Writes loadtests/results/latest.json and prints it.
@@ -30,6 +32,7 @@ import redis.asyncio as aioredis
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
 
+from loadtests import stack_server
 from services import games as registry
 from services.bubblee.selfplay import play_random_games
 from services.core import log as gamelog
@@ -180,23 +183,26 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
     servers = [subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for _ in range(SERVER_PROCESSES)]
+    stack_port = free_port()
+    stack_process = subprocess.Popen(
+        [sys.executable, "-m", "loadtests.stack_server", str(stack_port), redis_url],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    servers.append(stack_process)
     out: dict[str, Any] = {"server_processes": SERVER_PROCESSES}
     redis = aioredis.Redis.from_url(redis_url)
     append = redis.register_script(APPEND)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel, \
+                grpc.aio.insecure_channel(f"127.0.0.1:{stack_port}") as stack_channel:
             ping = channel.unary_unary("/arbiter.v1.Arbiter/Ping",
                                        request_serializer=apb.PingRequest.SerializeToString,
                                        response_deserializer=apb.PingResponse.FromString)
-            for _ in range(300):
-                try:
-                    await ping(apb.PingRequest(), timeout=1)
-                    break
-                except grpc.aio.AioRpcError:
-                    await asyncio.sleep(0.05)
+            stack = stack_channel.unary_unary(f"/{stack_server.SERVICE}/{stack_server.METHOD}")
+            await ready(ping, apb.PingRequest())
+            await ready(stack, b"0")
             for clients in (1, 32):
                 before = server_means(metrics_url)
-                out.update(await measure(channel, ping, append, clients))
+                out.update(await measure(channel, ping, append, stack, clients))
                 after = server_means(metrics_url)
                 # Where an Act's time goes, as the server itself measured it.
                 for key, (total, count) in after.items():
@@ -206,15 +212,26 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
         for server in servers:
             server.terminate()
             server.wait(timeout=10)
-        async for key in redis.scan_iter(match=f"{{bench-floor-{os.getpid()}-*"):
-            await redis.delete(key)
+        for pattern in (f"{{bench-floor-{os.getpid()}-*", f"{{bench-stack-{stack_process.pid}-*"):
+            async for key in redis.scan_iter(match=pattern):
+                await redis.delete(key)
         await redis.aclose()
     return out
 
 
-async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, clients: int
+async def ready(rpc: Any, request: Any) -> None:
+    """Wait for a server that was just started to answer."""
+    for _ in range(300):
+        try:
+            await rpc(request, timeout=1)
+            return
+        except grpc.aio.AioRpcError:
+            await asyncio.sleep(0.05)
+
+
+async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any, clients: int
                   ) -> dict[str, Any]:
-    """Act, the no-op RPC and the bare append, each at `clients` concurrent clients."""
+    """Act, the no-op RPC, the bare append and the stack's least Act, at `clients` clients."""
     out: dict[str, Any] = {}
     players = [Player(channel, n) for n in range(clients)]
     for p in players:
@@ -247,12 +264,20 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, clients: in
     floor = await timed_loop(clients, floor_step)
     out[f"floor_{clients}"] = {"floor_append_per_s": round(floor["per_s"]),
                                "floor_append_p99_ms": round(floor["p99_ms"], 3)}
+    least = await timed_loop(clients, lambda n: stack(b"%d" % n))
+    out[f"stack_{clients}"] = {"rpc_append_per_s": round(least["per_s"]),
+                               "rpc_append_p99_ms": round(least["p99_ms"], 3)}
     a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
+    noop, st = out[f"noop_{clients}"], out[f"stack_{clients}"]
     out[f"ratios_{clients}"] = {
         "act_vs_floor_throughput": round(a["act_per_s"] / f["floor_append_per_s"], 3),
         "act_vs_floor_p99": round(a["act_p99_ms"] / f["floor_append_p99_ms"], 3),
-        "act_vs_noop_throughput": round(a["act_per_s"] / out[f"noop_{clients}"]["noop_per_s"],
-                                        3)}
+        "act_vs_noop_throughput": round(a["act_per_s"] / noop["noop_per_s"], 3),
+        # What the stack allows: no Act can beat a call that only appends, nor a no-op.
+        "act_vs_stack_throughput": round(a["act_per_s"] / st["rpc_append_per_s"], 3),
+        "act_vs_stack_p99": round(a["act_p99_ms"] / st["rpc_append_p99_ms"], 3),
+        "stack_vs_floor_throughput": round(st["rpc_append_per_s"] / f["floor_append_per_s"], 3),
+        "noop_vs_floor_throughput": round(noop["noop_per_s"] / f["floor_append_per_s"], 3)}
     return out
 
 
