@@ -218,6 +218,10 @@ def game_service(host: Host, game: Game, in_flight: InFlight
     service = f"arbiter.{game.name}.v1.Game"
 
     async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        for i, s in enumerate(request.seats):
+            if s.kind not in apb.SeatKind.values():
+                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
+                               f"seat {i}: no seat kind {s.kind}; use HUMAN or AI", "seats")
         seats = gamelog.seats_from_pb(request.seats)
         game_id, tokens, commitment, version = await host.create(game.name, seats,
                                                                  request.options)
@@ -225,8 +229,18 @@ def game_service(host: Host, game: Game, in_flight: InFlight
             game_id=game_id, seed_commitment=commitment, version=version,
             tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
 
+    async def load(game_id: str, fresh: bool = False) -> Loaded:
+        """The game, which must be one of this service's: another game's id is not found here
+        (its rules would judge a command meant for these)."""
+        _need_game_id(game_id)
+        loaded = await host.load(game_id, fresh)
+        if loaded.game is not game:
+            raise NotFound(f"game {game_id!r} is a {loaded.game.name} game, not {game.name}; "
+                           f"use arbiter.{loaded.game.name}.v1.Game")
+        return loaded
+
     async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        _need_game_id(request.game_id)
+        await load(request.game_id)
         if len(request.command_id) > MAX_COMMAND_ID:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
                            f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
@@ -244,15 +258,13 @@ def game_service(host: Host, game: Game, in_flight: InFlight
         return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
-        _need_game_id(request.game_id)
-        loaded = await host.load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         return host.view_of(loaded, seat)
 
     async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
                     ) -> Any:
-        _need_game_id(request.game_id)
-        loaded = await host.load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
         assert seat is not None
         commands = []
@@ -262,8 +274,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight
 
     async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
                     ) -> AsyncIterator[Any]:
-        _need_game_id(request.game_id)
-        loaded = await host.load(request.game_id)
+        loaded = await load(request.game_id)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         async for entry, event, view in host.watch(request.game_id, seat, request.from_version):
             update = pb.Update(version=entry.version, view=view)
@@ -309,10 +320,13 @@ def _page_offset(token: str) -> int:
     if not token:
         return 0
     try:
-        return int(base64.urlsafe_b64decode(token.encode()).decode())
-    except ValueError as e:
+        offset = int(base64.urlsafe_b64decode(token.encode()).decode())
+    except ValueError:
+        offset = 0
+    if offset <= 0:  # ListGames never returns a token for the first page
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_TOKEN",
-                       "page_token was not returned by ListGames", "page_token") from e
+                       "page_token was not returned by ListGames", "page_token")
+    return offset
 
 
 # (request, offset, page size) -> (the page, how many games match in all)

@@ -119,7 +119,8 @@ class Host:
             if caller.seat is None and acting:
                 raise PermissionDenied("the admin must name the seat it acts for")
             if caller.seat is not None and not 0 <= caller.seat < len(loaded.seats):
-                raise PermissionDenied(f"there is no seat {caller.seat}")
+                raise MalformedCommand("NO_SUCH_SEAT", f"there is no seat {caller.seat}; this "
+                                       f"game has seats 0 to {len(loaded.seats) - 1}", "seat")
             return caller.seat
         if not caller.token:
             if acting or caller.seat is not None:
@@ -432,17 +433,16 @@ class Host:
                     event = gamelog.game_event(game, entry)
                     state = game.evolve(state, event)
                 seen = entry.version
-                if seen <= from_version:
-                    continue
-                redacted = game.redact(event, seat) if event is not None else None
-                if redacted is not None:
-                    redacted.version = entry.version
-                # Before the first event (the GameStarted entry) there is nothing to show yet.
-                view = game.view(state, seat) if state is not None else game.pb.View()
-                view.version = seen
-                yield entry, redacted, view
+                if seen > from_version:
+                    redacted = game.redact(event, seat) if event is not None else None
+                    if redacted is not None:
+                        redacted.version = entry.version
+                    # Before the first event (the GameStarted entry) there is nothing to show.
+                    view = game.view(state, seat) if state is not None else game.pb.View()
+                    view.version = seen
+                    yield entry, redacted, view
                 if entry.WhichOneof("body") == "finished":
-                    return
+                    return  # nothing comes after, even for a watcher already past the end
             await self.store.wait(game_id, seen, poll_seconds)
 
     async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:

@@ -79,3 +79,61 @@ async def test_a_whole_game_over_grpc(game: Game) -> None:
             assert verified.ok, verified.reason
     finally:
         await server.stop(None)
+
+
+async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> None:
+    other = registry.game(next(n for n in registry.GAME_MODULES if n != game.name))
+    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
+                            {game.name: game, other.name: other}, MemoryStore())
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+
+            def rpc(name: Any, method: str, reply: Any) -> Any:
+                return channel.unary_unary(f"/arbiter.{name}.v1.Game/{method}",
+                                           request_serializer=lambda m: m.SerializeToString(),
+                                           response_deserializer=reply.FromString)
+
+            def seats(g: Game) -> list[apb.Seat]:
+                return [apb.Seat(name=f"p{i}") for i in range(g.seat_count)]
+
+            mine = await rpc(game.name, "CreateGame", apb.CreateGameResponse)(
+                game.pb.CreateGameRequest(seats=seats(game)))
+            theirs = await rpc(other.name, "CreateGame", apb.CreateGameResponse)(
+                other.pb.CreateGameRequest(seats=seats(other)))
+            their_view = rpc(other.name, "GetView", other.pb.View)
+            before = await their_view(apb.GetViewRequest(game_id=theirs.game_id))
+            # A command of this game, legal in this game, sent with the other game's id.
+            view = await rpc(game.name, "GetView", game.pb.View)(
+                apb.GetViewRequest(game_id=mine.game_id))
+            token = {t.seat: t.token for t in mine.tokens}[view.to_act[0]]
+            legal = await rpc(game.name, "ListLegalActions", game.pb.LegalActions)(
+                apb.ListLegalActionsRequest(game_id=mine.game_id),
+                metadata=(("x-seat-token", token),))
+            their_token = (("x-seat-token", theirs.tokens[0].token),)
+            calls = {
+                "Act": rpc(game.name, "Act", game.pb.ActResponse)(game.pb.ActRequest(
+                    game_id=theirs.game_id, command=legal.commands[0], command_id="wrong"),
+                    metadata=their_token),
+                "GetView": rpc(game.name, "GetView", game.pb.View)(
+                    apb.GetViewRequest(game_id=theirs.game_id)),
+                "ListLegalActions": rpc(game.name, "ListLegalActions", game.pb.LegalActions)(
+                    apb.ListLegalActionsRequest(game_id=theirs.game_id),
+                    metadata=their_token),
+            }
+            watch = channel.unary_stream(f"/arbiter.{game.name}.v1.Game/Watch",
+                                         request_serializer=apb.WatchRequest.SerializeToString,
+                                         response_deserializer=game.pb.Update.FromString)
+            for method, call in calls.items():
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await call
+                assert info.value.code() == grpc.StatusCode.NOT_FOUND, method
+                assert other.name in info.value.details(), "the error names the right service"
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for _ in watch(apb.WatchRequest(game_id=theirs.game_id), timeout=5):
+                    pass
+            assert info.value.code() == grpc.StatusCode.NOT_FOUND
+            after = await their_view(apb.GetViewRequest(game_id=theirs.game_id))
+            assert after == before
+    finally:
+        await server.stop(None)

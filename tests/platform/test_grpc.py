@@ -26,6 +26,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client import generate_latest
 
 from services import games as registry
+from services.core.decider import Rng
 from services.core.redis_store import RedisStore
 from services.core.server import Config, build
 from services.core.store import MemoryStore
@@ -232,6 +233,31 @@ async def test_tokens_act_and_see_only_as_their_seat(client: Client) -> None:
     assert reply.version > created.version
 
 
+async def test_an_unknown_seat_kind_or_a_seat_the_game_lacks_is_invalid_argument(
+        client: Client) -> None:
+    odd = bpb.CreateGameRequest(seats=[apb.Seat(name="ann"), apb.Seat(name="bob", kind=7)])
+    reason, _, fields = await rejected(
+        client.call(GAME + "CreateGame", odd, apb.CreateGameResponse),
+        grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "UNKNOWN_SEAT_KIND" and fields == ["seats"]
+    created = await client.create()
+    for seat in (-1, 2):
+        as_admin = apb.GetViewRequest(game_id=created.game_id, seat=seat)
+        reason, _, fields = await rejected(client.call(GAME + "GetView", as_admin, bpb.View,
+                                                       admin=True),
+                                           grpc.StatusCode.INVALID_ARGUMENT)
+        assert reason == "NO_SUCH_SEAT" and fields == ["seat"]
+
+
+async def test_a_page_token_listgames_never_gave_is_invalid_argument(client: Client) -> None:
+    list_games = "/arbiter.v1.Arbiter/ListGames"
+    for forged in ("LTE=", "MA==", "not base64!"):  # -1, 0, garbage
+        reason, _, fields = await rejected(
+            client.call(list_games, apb.ListGamesRequest(page_token=forged),
+                        apb.ListGamesResponse), grpc.StatusCode.INVALID_ARGUMENT)
+        assert reason == "BAD_PAGE_TOKEN" and fields == ["page_token"]
+
+
 async def test_unknown_game_is_not_found(client: Client) -> None:
     reason, _, fields = await rejected(client.view("bubblee-0000000000000000"),
                                        grpc.StatusCode.NOT_FOUND)
@@ -290,6 +316,33 @@ async def test_watch_streams_redacted_events_and_views_then_live(client: Client)
     live = [await call.read() for _ in range(reply.version - created.version)]
     assert [u.version for u in live] == list(range(created.version + 1, reply.version + 1))
     call.cancel()
+
+
+async def test_watch_of_a_finished_game_from_its_end_or_beyond_ends_at_once(client: Client
+                                                                           ) -> None:
+    created = await client.create()
+    tokens = {t.seat: t.token for t in created.tokens}
+    view = await client.view(created.game_id)
+    choose = Rng.for_test(5).choice
+    for step in range(500):
+        if view.HasField("outcome"):
+            break
+        token = tokens[view.to_act[0]]
+        command = choose(list((await client.legal(created.game_id, token)).commands))
+        await client.act(created.game_id, token, command, f"c{step}")
+        view = await client.view(created.game_id)
+    last = (await client.call("/arbiter.v1.Arbiter/ExportLog",
+                              apb.ExportLogRequest(game_id=created.game_id),
+                              apb.ExportLogResponse)).lines
+    end = len(last)
+    stream = client.channel.unary_stream(
+        GAME + "Watch", request_serializer=apb.WatchRequest.SerializeToString,
+        response_deserializer=bpb.Update.FromString)
+    for start, expected in ((end - 1, [end]), (end, []), (end + 100, [])):
+        updates = [u async for u in stream(apb.WatchRequest(game_id=created.game_id,
+                                                            from_version=start), timeout=5)]
+        assert [u.version for u in updates] == expected
+        assert all(u.HasField("finished") for u in updates)
 
 
 async def test_health_reflection_and_metrics(client: Client) -> None:
