@@ -102,8 +102,12 @@ async def play(args: argparse.Namespace) -> int:
 # ---- logs ---------------------------------------------------------------------------------
 
 
+def _address() -> str:
+    return os.environ.get("ARBITER_GRPC_ADDR", "127.0.0.1:50051")
+
+
 def _channel() -> grpc.Channel:
-    return grpc.insecure_channel(os.environ.get("ARBITER_GRPC_ADDR", "127.0.0.1:50051"))
+    return grpc.insecure_channel(_address())
 
 
 def _admin_metadata() -> list[tuple[str, str]]:
@@ -117,7 +121,11 @@ def load_lines(source: str) -> list[str]:
             return [line for line in f.read().splitlines() if line.strip()]
     stub = apb_grpc.ArbiterStub(_channel())
     # A running game's log is the admin's alone (ARBITER_ADMIN_TOKEN); a finished one is public.
-    reply = stub.ExportLog(apb.ExportLogRequest(game_id=source), metadata=_admin_metadata())
+    try:
+        reply = stub.ExportLog(apb.ExportLogRequest(game_id=source), metadata=_admin_metadata())
+    except grpc.RpcError as e:
+        raise SystemExit(f"{source!r} is not a file, and the server at {_address()} answered "
+                         f"{e.code().name}: {e.details()}") from None
     return list(reply.lines)
 
 

@@ -22,7 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     play = sub.add_parser("play", help="play a game in the terminal against a bot")
     play.add_argument("game", choices=["bubblee"])
     play.add_argument("--bot", default="greedy", help="the opponent's bot")
-    play.add_argument("--seed", type=int, default=None, help="a fixed seed, for practice")
     play.add_argument("--no-colour", action="store_true")
 
     replay = sub.add_parser("replay", help="step through a log file or a stored game")

@@ -34,6 +34,10 @@ class Labelled:
     labels = __call__
 
 
+# Bubblee's `observe` keys for a resolution, and the cause label each is recorded under.
+CASCADE_CAUSES = {"cascade_depth": "drop", "power_cascade_depth": "power"}
+
+
 class Metrics:
     def __init__(self) -> None:
         rpc = ("grpc_type", "grpc_service", "grpc_method")
@@ -66,12 +70,15 @@ class Metrics:
             "Appends refused because another server moved the game on first.", ("game",)))
         self.events_appended = Labelled(Counter(
             "arbiter_events_appended_total", "Log entries appended.", ("game",)))
-        self.cascade_depth = Histogram(
-            "arbiter_bubblee_cascade_depth", "Line-resolution waves caused by one drop or power.",
-            buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15))
-        self.cascade_seconds = Histogram(
+        self.cascade_depth = Labelled(Histogram(
+            "arbiter_bubblee_cascade_depth",
+            "Line-resolution waves set off by one drop or one power, by cause.", ("cause",),
+            buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15)))
+        self.cascade_seconds = Labelled(Histogram(
             "arbiter_bubblee_resolution_seconds",
-            "Time to decide a command whose resolution cascaded.", buckets=FAST_BUCKETS)
+            "Time to decide a command whose resolution removed lines (its whole decide: the "
+            "drop or power, every wave and the gravity after each), by cause.", ("cause",),
+            buckets=FAST_BUCKETS))
         self.ai_turn_seconds = Labelled(Histogram(
             "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
             buckets=FAST_BUCKETS))
@@ -86,10 +93,11 @@ class Metrics:
 
     def observe(self, game: str, key: str, value: float, seconds: float) -> None:
         """A per-event observation a game reports through its `observe` hook."""
-        if key == "cascade_depth":
-            self.cascade_depth.observe(value)
+        cause = CASCADE_CAUSES.get(key)
+        if cause is not None:
+            self.cascade_depth(cause).observe(value)
             if value > 0:
-                self.cascade_seconds.observe(seconds)
+                self.cascade_seconds(cause).observe(seconds)
 
 
 METRICS = Metrics()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -67,6 +68,15 @@ def test_replay_draws_the_boards_step_by_step(tmp_path: Path) -> None:
     assert run.stdout.count("grd ") >= 2 * 10, "several boards are drawn"
     to = arbiter("replay", path, "--to", "5", "--no-colour")
     assert to.returncode == 0 and "v5:" in to.stdout and "v6:" not in to.stdout
+
+
+def test_verify_of_a_missing_file_says_so_without_a_traceback(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.jsonl")
+    done = subprocess.run([sys.executable, "-m", "services.cli.main", "verify", missing],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "ARBITER_GRPC_ADDR": "127.0.0.1:9"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{missing!r} is not a file, and the server at 127.0.0.1:9 answered" in done.stderr
 
 
 def test_play_a_terminal_game_against_a_bot() -> None:

@@ -331,3 +331,25 @@ async def test_verify_names_the_line_where_a_missing_event_should_be() -> None:
     with pytest.raises(gamelog.BadLog) as bad:
         gamelog.verify(GAME, tampered)
     assert (bad.value.line, bad.value.reason) == (size, "an event the command causes is missing")
+
+
+def test_bubblee_cascades_are_recorded_by_cause() -> None:
+    from arbiter.bubblee.v1 import bubblee_pb2 as bpb
+    from prometheus_client import REGISTRY
+
+    from services.core.metrics import METRICS
+
+    game = registry.game("bubblee")
+    assert game.observe is not None
+
+    def count(metric: str, cause: str) -> float:
+        return REGISTRY.get_sample_value(f"arbiter_bubblee_{metric}_count",
+                                         {"cause": cause}) or 0.0
+
+    for cause, label in ((bpb.CAUSE_DROP, "drop"), (bpb.CAUSE_POWER, "power")):
+        depths, timed = count("cascade_depth", label), count("resolution_seconds", label)
+        settled = bpb.Event(settled=bpb.Settled(cause=cause, waves=2))
+        for key, value in game.observe(settled).items():
+            METRICS.observe(game.name, key, value, 0.001)
+        assert count("cascade_depth", label) == depths + 1
+        assert count("resolution_seconds", label) == timed + 1

@@ -72,3 +72,16 @@ def test_readme_grpcurl_payloads_are_valid_requests() -> None:
     for payload, method in calls:
         message = json_format.Parse(payload, requests[method]())
         assert message.ByteSize() > 0, method
+
+
+def test_readme_metrics_table_names_every_series_the_server_exports() -> None:
+    from services.core.metrics import METRICS
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("## Metrics"):]
+    table = table[:table.index("\n## ")]
+    # prometheus_client keeps a counter's name without its `_total`.
+    named = {n.removesuffix("_total")
+             for n in re.findall(r"`((?:arbiter|grpc_server)_[a-z_]+)`", table)}
+    exported = {m.metric._name for m in vars(METRICS).values() if hasattr(m, "metric")}
+    assert len(exported) > 10 and named == exported
