@@ -1,8 +1,9 @@
 """Solo levels (authored by the Arbiter project: the official 20 levels are not public).
 
 Each level of data/levels.json gives a pre-filled target planet, the bag's content and the
-bag seed its draws come from (so a level is the same puzzle every time), and optionally the
-starting sky. The solo rules are in docs/rulings/bubblee.md.
+bag seed its draws come from (so a level is the same puzzle every time), optionally the
+starting sky, and its measured difficulty (solver.difficulty). The solo rules are in
+docs/rulings/bubblee.md.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from services.bubblee import board
 from services.core.decider import MalformedCommand
@@ -18,6 +20,17 @@ from services.core.decider import MalformedCommand
 LEVELS_FILE = Path(__file__).parent / "data" / "levels.json"
 COLOUR_KEYS = ("red", "purple", "blue", "green", "yellow", "black")
 PER_COLOUR = 16
+
+
+class Difficulty(NamedTuple):
+    """How hard a level is to win, measured by solver.difficulty (ruling O9)."""
+
+    wins: int  # games the careless greedy player won, of solver.MEASURE_GAMES
+    left: int  # coloured Bubblees left on the target at the end, summed over those games
+
+    def rank(self) -> tuple[int, int]:
+        """Sorts easier levels first: fewer wins is harder; on equal wins, more left is."""
+        return (-self.wins, self.left)
 
 
 @dataclass(frozen=True)
@@ -28,6 +41,7 @@ class Level:
     bag: tuple[int, ...]  # count per colour (index colour - 1)
     bag_seed: int
     sky: tuple[int, ...] | None  # 10 colours (index row * 5 + column) or None: random valid
+    difficulty: Difficulty
 
 
 @cache
@@ -53,6 +67,7 @@ def _parse(entry: dict) -> Level:
         bag=tuple(entry["bag"].get(key, 0) for key in COLOUR_KEYS),
         bag_seed=entry["bag_seed"],
         sky=sky,
+        difficulty=Difficulty(**entry["difficulty"]),
     )
 
 

@@ -5,9 +5,13 @@ function of the level, so the future is known). Each step expands one whole turn
 placements, an optional swap, the drop, then the powers) from every state of the beam and
 keeps the best `beam` states by the greedy bot's judgement of the table.
 
+It also measures how hard a level is to win (`difficulty`, ruling O9).
+
     python -m services.bubblee.solver [beam] [--write]
         tries every level and prints what it finds; --write stores the winning lines in
         data/solutions.json, which the tests replay to prove every level winnable.
+    python -m services.bubblee.solver --difficulty
+        measures every level and prints its "difficulty" entry for data/levels.json.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from pathlib import Path
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from google.protobuf import json_format
 
-from services.bubblee import bots, rules
+from services.bubblee import arena, bots, rules
+from services.bubblee.levels import Difficulty, all_levels
 from services.core.decider import Rng, RuleError, Seat
 
 Line = tuple[pb.Command, ...]
@@ -164,11 +169,37 @@ def write_solutions(lines: dict[int, Line]) -> None:
     SOLUTIONS_FILE.write_text(text + "\n}\n}\n")
 
 
+MEASURE_GAMES = 40
+SLIP = (1, 20)  # the careless player's chance, per command, of playing any legal command
+
+
+def careless_greedy(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
+    """The greedy bot with slips: a fallible player, so that win counts spread over levels
+    instead of being all or nothing (the greedy bot alone plays each level one way)."""
+    if rng.chance(*SLIP):
+        return rng.choice(legal)
+    return bots.greedy_bot(view, legal, rng)
+
+
+def difficulty(number: int) -> Difficulty:
+    """How hard solo level `number` is to win: the careless greedy player's games with bot
+    seeds 0 to MEASURE_GAMES - 1 (the draws are the level's, so the figures are fixed)."""
+    wins = left = 0
+    for seed in range(MEASURE_GAMES):
+        outcome, state = arena.play([careless_greedy], seed, pb.Options(solo_level=number))
+        wins += outcome.winners == (0,)
+        left += rules.target_remaining(state)
+    return Difficulty(wins, left)
+
+
 def main() -> None:
     """Solve every level; with --write, store the winning lines (keeping the old ones of
-    levels it cannot solve this time)."""
-    from services.bubblee.levels import all_levels
-
+    levels it cannot solve this time). With --difficulty, measure every level instead."""
+    if "--difficulty" in sys.argv:
+        for lvl in all_levels():
+            entry = json.dumps(difficulty(lvl.number)._asdict())
+            print(f'level {lvl.number:2} {lvl.name:22} "difficulty": {entry}', flush=True)
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     beam = int(args[0]) if args else 16
     found = load_solutions() if SOLUTIONS_FILE.exists() else {}
