@@ -155,7 +155,10 @@ class Tx:
         options = [
             i for i in self.state.in_play if i != self.state.shadow[seat] and i not in excluded
         ]
-        if options:
+        # Whether a clue comes is public, so it must follow from public counts alone: after a
+        # Brainwash an earlier Reflect may have excluded the seat's new identity, which would
+        # leave one option more and tell the table what that hidden clue named.
+        if len(self.state.in_play) - 1 - len(excluded) > 0:
             not_x = self.rng.choice(options)
             self.clue(seat, seat, pb.CLUE_NOT_IDENTITY, source, identity=identity_pb(not_x))
 

@@ -130,6 +130,7 @@ def redact(event: pb.Event, seat: int | None) -> pb.Event:
         out.card_played.guess = 0
     elif kind == "clue_gained" and seat != event.clue_gained.seat:
         c = out.clue_gained
+        c.kind = 0  # e.g. whether a Prophecy guessed right: the clue is its player's alone
         c.keyword = 0
         c.identity = 0
         c.suit = 0

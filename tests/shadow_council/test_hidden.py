@@ -87,6 +87,17 @@ def test_prophecy_guess_reaches_only_its_player() -> None:
     assert redact(card_event, None).card_played.guess == 0
 
 
+def test_prophecy_clue_reaches_only_its_player_not_even_its_kind() -> None:
+    # Ruling 22: whether the guess was right is in the public gold change, not in the clue.
+    _, events = act(table(hands=[["PROPHECY", "TAX"], [], [], []]), 0,
+                    play_cmd("PROPHECY", target=2, guess="SPY"))
+    clue = next(e for e in events if e.WhichOneof("kind") == "clue_gained")
+    assert redact(clue, 0).clue_gained.kind == pb.CLUE_NOT_IDENTITY
+    for other in (1, 2, None):
+        shown = redact(clue, other).clue_gained
+        assert shown.kind == 0 and shown.identity == 0 and shown.source == clue.clue_gained.source
+
+
 def test_insight_and_scout_results_reach_only_their_player() -> None:
     s = table(hands=[["INSIGHT", "SCOUT"], ["PEEK"], [], []])
     _, events = act(s, 0, play_cmd("INSIGHT", target=1))

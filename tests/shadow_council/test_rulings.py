@@ -251,6 +251,21 @@ def test_ruling_reflect_gives_nothing_once_all_five_are_excluded() -> None:
     assert len(s.clues[0]) == 5
 
 
+def test_ruling_reflect_after_a_brainwash_gives_a_clue_only_as_the_public_count_says() -> None:
+    """Seat 0 holds 3 Reflect clues in a 4-identity game. Whether it is now the General (not
+    excluded) or, after a Brainwash, the Merchant (excluded by a clue that is now stale), the
+    table sees the same thing: no clue. Else the table would learn what a hidden clue named."""
+    from services.shadow_council.state import Clue
+
+    known = tuple(Clue(1, 1, 0, "NOT_IDENTITY", "REFLECT", identity=i)
+                  for i in ("MERCHANT", "ASSASSIN", "ALCHEMIST"))
+    for now in ("GENERAL", "MERCHANT"):
+        s = table(shadow=[now, "MERCHANT", "ASSASSIN", "ALCHEMIST"],
+                  clues=(known, (), (), ()), hands=[["REFLECT", "TAX"], [], [], []])
+        _, events = act(s, 0, play_cmd("REFLECT"))
+        assert of_kind(events, "clue_gained") == [], now
+
+
 def test_ruling_reflect_names_only_identities_in_play() -> None:
     # 4 players: General, Merchant, Assassin, Alchemist are in play; Prophet and Spy are not,
     # which everybody knows, so "you are not the Spy" would be no clue at all.
