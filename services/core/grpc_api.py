@@ -7,6 +7,7 @@ ErrorInfo (a stable reason), BadRequest (the field), and for stale versions the 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,6 +21,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError
 from services.core.host import (
+    SERVER_COMMAND_IDS,
     Caller,
     Host,
     Loaded,
@@ -35,6 +37,7 @@ DOMAIN = "arbiter.dev"
 SEAT_TOKEN = "x-seat-token"
 ADMIN_TOKEN = "x-admin-token"
 MAX_COMMAND_ID = 128
+MAX_GAME_ID = 128
 
 
 class Rejected(Exception):
@@ -75,7 +78,12 @@ def _status_of(error: Exception) -> Rejected | None:
     return None
 
 
+MAX_MESSAGE = 1000  # a status rides in metadata (16 KB at most), and may quote the request
+
+
 async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
+    if len(r.message) > MAX_MESSAGE:
+        r.message = r.message[:MAX_MESSAGE] + "..."
     details = [error_details_pb2.ErrorInfo(reason=r.reason, domain=DOMAIN, metadata=r.metadata)]
     if r.field:
         details.append(error_details_pb2.BadRequest(field_violations=[
@@ -103,6 +111,9 @@ def _need_game_id(game_id: str) -> None:
     if not game_id:
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "MISSING_FIELD", "game_id is required",
                        "game_id")
+    if len(game_id) > MAX_GAME_ID:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "GAME_ID_TOO_LONG",
+                       f"game_id is longer than {MAX_GAME_ID} characters", "game_id")
 
 
 class InFlight:
@@ -168,7 +179,8 @@ class _Call:
                 return False
             rejected = _status_of(error) if isinstance(error, Exception) else None
             if rejected is None:
-                self.code = "CANCELLED" if isinstance(error, GeneratorExit) else "UNKNOWN"
+                cancelled = isinstance(error, (GeneratorExit, asyncio.CancelledError))
+                self.code = "CANCELLED" if cancelled else "UNKNOWN"
                 return False
             self.code = rejected.code.name
             await _abort(self.context, rejected)  # raises: the status goes to the client
@@ -244,6 +256,10 @@ def game_service(host: Host, game: Game, in_flight: InFlight
         if len(request.command_id) > MAX_COMMAND_ID:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
                            f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
+        if request.command_id.startswith(SERVER_COMMAND_IDS):
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
+                           f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
+                           "server's own (bots and deadlines); choose another", "command_id")
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
@@ -323,7 +339,7 @@ def _page_offset(token: str) -> int:
         offset = int(base64.urlsafe_b64decode(token.encode()).decode())
     except ValueError:
         offset = 0
-    if offset <= 0:  # ListGames never returns a token for the first page
+    if not 0 < offset < 2**31:  # never a token for the first page, nor past what we store
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_TOKEN",
                        "page_token was not returned by ListGames", "page_token")
     return offset
@@ -343,6 +359,9 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         if request.game and request.game not in host.games:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
                            f"no game named {request.game!r}", "game")
+        if request.status not in apb.GameStatus.values():
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_STATUS",
+                           f"no game status {request.status}", "status")
         size = request.page_size or 50
         if not 0 < size <= 500:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
@@ -377,6 +396,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                      ) -> apb.VerifyLogResponse:
         try:
             if request.WhichOneof("source") == "game_id":
+                _need_game_id(request.game_id)
                 loaded, entries = await host.history(request.game_id)
                 # The server holds the seed of a running game: it can verify it privately.
                 seed = loaded.seed if host.is_admin(_caller(context, None)) else None

@@ -45,6 +45,9 @@ class StaleVersion(Exception):
 
 
 SPECTATOR = None
+# Command ids the server issues itself (bots, idle seats, rule deadlines); clients may not.
+SERVER_COMMAND_IDS = ("ai:", "idle:", "deadline:")
+MAX_NAME = 64
 CACHE_SIZE = 10_000
 APPEND_RETRIES = 20
 
@@ -145,6 +148,9 @@ class Host:
                 "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
                 f"not {len(seats)}", "seats")
         for i, s in enumerate(seats):
+            if len(s.name) > MAX_NAME or len(s.bot) > MAX_NAME:
+                raise MalformedCommand("NAME_TOO_LONG", f"seat {i}: names and bot names are "
+                                       f"{MAX_NAME} characters at most", "seats")
             if s.kind == "ai" and (s.bot or game.default_bot) not in game.bots:
                 raise MalformedCommand("UNKNOWN_BOT", f"seat {i}: no bot named {s.bot!r}; "
                                        f"choose one of {sorted(game.bots)}", "seats")
@@ -447,8 +453,10 @@ class Host:
 
     async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:
         loaded, entries = await self.history(game_id)
-        if version <= 0 or version > len(entries):
-            version = len(entries)
+        if not 0 <= version <= len(entries):
+            raise MalformedCommand("BAD_VERSION", f"replay to a version from 1 to "
+                                   f"{len(entries)}, or 0 for the latest", "version")
+        version = version or len(entries)
         version = max(version, entries[0].batch_size or 1)  # the game exists once set up
         state: Any = None
         for entry in entries[:version]:

@@ -74,6 +74,9 @@ def batches(entries: Sequence[apb.LogEntry]) -> list[Batch]:
             if e.version != i + k + 1:
                 raise BadLog(i + k + 1, e.version,
                              f"expected version {i + k + 1}, found {e.version}")
+            if k and (e.batch_size or e.HasField("command")):
+                raise BadLog(i + k + 1, e.version, "only the first entry of a batch carries "
+                             "its command and size")
         if len(group) != size:
             raise BadLog(i + 1, head.version, f"batch of {size} entries is cut short")
         out.append(Batch(group, i + 1))
@@ -120,7 +123,7 @@ def to_json_lines(game: Game, entries: Sequence[apb.LogEntry]) -> list[str]:
 def game_of_json_lines(lines: Sequence[str]) -> str:
     try:
         return str(json.loads(lines[0])["started"]["game"])
-    except (IndexError, KeyError, TypeError, ValueError) as e:
+    except (IndexError, KeyError, TypeError, ValueError, RecursionError) as e:
         raise BadLog(1, 1, "the first line must be the game's start") from e
 
 
@@ -147,8 +150,8 @@ def from_json_lines(game: Game, lines: Sequence[str]) -> list[apb.LogEntry]:
                 json_format.ParseDict(row["finished"], e.finished)
             else:
                 raise ValueError("no event, started or finished")
-        except (ValueError, KeyError, TypeError, json_format.ParseError) as err:
-            raise BadLog(n, n, f"unreadable entry: {err}") from err
+        except (ValueError, KeyError, TypeError, RecursionError, json_format.ParseError) as err:
+            raise BadLog(n, n, f"unreadable entry: {str(err)[:200]}") from err
         entries.append(e)
     return entries
 

@@ -1,14 +1,16 @@
 """The Simulate RPC of arbiter.v1.Arbiter (a handler beside the shared service's others).
 
 With ARBITER_BROKER_URL the games go to Celery workers on queue `sim`; without, they run in
-a thread of the server, in one process (a server does not fork worker processes).
+a thread of the server, in one process (a server does not fork worker processes), one
+simulation at a time. Either way a simulation stops soon after its call ends (cancelled or
+past its deadline): nobody is left to read the report.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from functools import partial
+import threading
 from typing import Any
 
 import grpc
@@ -20,6 +22,11 @@ from services.workers import simulate
 
 MAX_GAMES = 100_000
 SERVICE = "arbiter.v1.Arbiter"
+IN_PROCESS_CHUNK = 10  # games between two looks at whether the caller is still there
+
+
+class Abandoned(Exception):
+    """The call ended before the simulation did."""
 
 
 def response_of(report: dict[str, Any]) -> apb.SimulateResponse:
@@ -36,6 +43,8 @@ def response_of(report: dict[str, Any]) -> apb.SimulateResponse:
 
 def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
                      ) -> grpc.GenericRpcHandler:
+    running = threading.Event()  # an in-process simulation holds the server's thread
+
     async def run(request: apb.SimulateRequest, context: grpc.aio.ServicerContext
                   ) -> apb.SimulateResponse:
         def bad(message: str, field: str) -> grpc_api.Rejected:
@@ -58,9 +67,31 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
             raise bad(str(e), "bots") from e
         except Exception as e:  # noqa: BLE001 - a protobuf DecodeError
             raise bad("options is not the game's Options message", "options") from e
-        loop = asyncio.get_running_loop()
-        report = await loop.run_in_executor(None, partial(simulate.run, plan, None,
-                                                          broker_url))
+        if not broker_url:
+            if running.is_set():
+                raise grpc_api.Rejected(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, "SIMULATION_BUSY",
+                    "without a broker this server runs one simulation at a time; retry when "
+                    "it ends, or run Celery workers (ARBITER_BROKER_URL)")
+            running.set()
+            plan.chunk = IN_PROCESS_CHUNK
+        stop = threading.Event()
+
+        def still_wanted(done: int, total: int) -> None:
+            if stop.is_set():
+                raise Abandoned
+
+        def work() -> dict[str, Any]:
+            try:
+                return simulate.run(plan, still_wanted, broker_url)
+            finally:
+                if not broker_url:
+                    running.clear()
+
+        try:
+            report = await asyncio.get_running_loop().run_in_executor(None, work)
+        finally:
+            stop.set()  # a cancelled call stops the games at the next chunk
         return response_of(report)
 
     handler = grpc.unary_unary_rpc_method_handler(

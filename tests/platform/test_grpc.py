@@ -23,7 +23,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from prometheus_client import generate_latest
+from prometheus_client import REGISTRY, generate_latest
 
 from services import games as registry
 from services.core.decider import Rng
@@ -251,11 +251,98 @@ async def test_an_unknown_seat_kind_or_a_seat_the_game_lacks_is_invalid_argument
 
 async def test_a_page_token_listgames_never_gave_is_invalid_argument(client: Client) -> None:
     list_games = "/arbiter.v1.Arbiter/ListGames"
-    for forged in ("LTE=", "MA==", "not base64!"):  # -1, 0, garbage
+    # -1, 0, garbage, 2**63 (Redis takes 32-bit offsets)
+    for forged in ("LTE=", "MA==", "not base64!", "OTIyMzM3MjAzNjg1NDc3NTgwOA=="):
         reason, _, fields = await rejected(
             client.call(list_games, apb.ListGamesRequest(page_token=forged),
                         apb.ListGamesResponse), grpc.StatusCode.INVALID_ARGUMENT)
         assert reason == "BAD_PAGE_TOKEN" and fields == ["page_token"]
+
+
+async def test_a_client_may_not_take_the_servers_own_command_ids(client: Client) -> None:
+    # A human who took the id its AI opponent will use would stall that bot for good.
+    created = await client.create(ai_second=True)
+    token = created.tokens[0].token
+    view = await client.view(created.game_id, token)
+    command = (await client.legal(created.game_id, token)).commands[0]
+    for prefix in ("ai", "idle", "deadline"):
+        taken = f"{prefix}:{created.game_id}:{view.version + 1}:1"
+        reason, _, fields = await rejected(client.act(created.game_id, token, command, taken),
+                                           grpc.StatusCode.INVALID_ARGUMENT)
+        assert reason == "COMMAND_ID_RESERVED" and fields == ["command_id"]
+    assert (await client.view(created.game_id)).version == view.version
+
+
+async def test_huge_fields_are_invalid_argument_with_a_short_message(client: Client) -> None:
+    huge = "x" * 20_000
+    reason, _, _ = await rejected(client.view(huge), grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "GAME_ID_TOO_LONG"
+    seats = [apb.Seat(name=huge), apb.Seat(name="bob")]
+    reason, _, _ = await rejected(client.call(GAME + "CreateGame", bpb.CreateGameRequest(
+        seats=seats), apb.CreateGameResponse), grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "NAME_TOO_LONG"
+    with pytest.raises(grpc.aio.AioRpcError) as info:  # the message quotes the request
+        await client.call("/arbiter.v1.Arbiter/ListGames", apb.ListGamesRequest(game=huge),
+                          apb.ListGamesResponse)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert details(info.value)[0] == "UNKNOWN_GAME" and len(info.value.details()) < 1100
+
+
+async def test_list_games_refuses_an_unknown_status(client: Client) -> None:
+    reason, _, fields = await rejected(
+        client.call("/arbiter.v1.Arbiter/ListGames", apb.ListGamesRequest(status=7),
+                    apb.ListGamesResponse), grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "UNKNOWN_STATUS" and fields == ["status"]
+
+
+async def test_verify_and_replay_name_what_is_wrong_with_their_arguments(client: Client
+                                                                         ) -> None:
+    verify = ("/arbiter.v1.Arbiter/VerifyLog", apb.VerifyLogRequest(game_id=""),
+              apb.VerifyLogResponse)
+    reason, _, _ = await rejected(client.call(*verify), grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "MISSING_FIELD"
+    created = await client.create()
+    for version in (-5, created.version + 1, 10**12):
+        reason, _, fields = await rejected(
+            client.call("/arbiter.v1.Arbiter/Replay",
+                        apb.ReplayRequest(game_id=created.game_id, version=version),
+                        apb.ReplayResponse), grpc.StatusCode.INVALID_ARGUMENT)
+        assert reason == "BAD_VERSION" and fields == ["version"]
+    latest = await client.call("/arbiter.v1.Arbiter/Replay",
+                               apb.ReplayRequest(game_id=created.game_id),
+                               apb.ReplayResponse)
+    assert latest.version == created.version
+
+
+async def test_a_simulation_runs_one_at_a_time_and_stops_when_its_call_ends(client: Client
+                                                                             ) -> None:
+    simulate = client.channel.unary_unary(
+        "/arbiter.v1.Arbiter/Simulate", request_serializer=apb.SimulateRequest.SerializeToString,
+        response_deserializer=apb.SimulateResponse.FromString)
+    long = simulate(apb.SimulateRequest(game="bubblee", games=100_000,
+                                        bots=["random", "random"]), timeout=30)
+    await asyncio.sleep(0.3)
+    busy = simulate(apb.SimulateRequest(game="bubblee", games=2, bots=["random", "random"]))
+    reason, _, _ = await rejected(busy, grpc.StatusCode.RESOURCE_EXHAUSTED)
+    assert reason == "SIMULATION_BUSY"
+    long.cancel()
+    # Ten games at most are left to play once the call is gone; then the server is free.
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        try:
+            reply = await simulate(apb.SimulateRequest(game="bubblee", games=2,
+                                                       bots=["random", "random"]))
+        except grpc.aio.AioRpcError as e:
+            assert details(e)[0] == "SIMULATION_BUSY"
+        else:
+            assert reply.games == 2
+            break
+    else:
+        pytest.fail("the cancelled simulation kept the server's simulation thread")
+    cancelled = REGISTRY.get_sample_value("grpc_server_handled_total", {
+        "grpc_type": "unary", "grpc_service": "arbiter.v1.Arbiter", "grpc_method": "Simulate",
+        "grpc_code": "CANCELLED"})
+    assert cancelled and cancelled >= 1
 
 
 async def test_unknown_game_is_not_found(client: Client) -> None:

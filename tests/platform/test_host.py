@@ -168,6 +168,31 @@ async def test_verify_refuses_a_second_start_inside_the_log() -> None:
     assert bad.value.line == at + 1
 
 
+async def test_verify_refuses_a_command_or_size_on_an_entry_inside_a_batch() -> None:
+    entries = await finished_entries()
+    inner = next(i for i, e in enumerate(entries)
+                 if i and not e.batch_size and e.WhichOneof("body") == "event")
+    for forge in ("command", "batch_size"):
+        forged = [apb.LogEntry() for _ in entries]
+        for o, e in zip(forged, entries, strict=True):
+            o.CopyFrom(e)
+        if forge == "command":
+            forged[inner].command.CopyFrom(apb.CommandRecord(command_id="FORGED", seat=1))
+        else:
+            forged[inner].batch_size = 1
+        with pytest.raises(gamelog.BadLog) as bad:
+            gamelog.verify(GAME, forged)
+        assert bad.value.line == inner + 1, forge
+
+
+def test_a_deeply_nested_line_is_a_bad_log_not_a_crash() -> None:
+    deep = ["[" * 100_000]
+    with pytest.raises(gamelog.BadLog):
+        gamelog.game_of_json_lines(deep)
+    with pytest.raises(gamelog.BadLog):
+        gamelog.from_json_lines(GAME, deep)
+
+
 async def test_verify_refuses_a_command_from_a_seat_that_may_not_act() -> None:
     # A game whose decide trusts the host to check the seat (as the contract allows).
     trusting = dataclasses.replace(
