@@ -2,7 +2,8 @@
 
 Random legal play to the end over many seeds; purity (nothing mutates a state); replay of the
 log equals the state; the same seed gives the same game; malformed and illegal commands are
-rejected and change nothing; no leak (re-deal what a seat cannot see: its view is unchanged);
+rejected and change nothing; no leak (re-deal what a seat cannot see: its view, its legal
+commands and the rules' answers to its commands are unchanged);
 export, import and verify round trip, and a tampered log is caught at its line.
 """
 
@@ -127,6 +128,15 @@ def test_rejected_commands_change_nothing(game: Game) -> None:
     assert refused > 0
 
 
+def answer_to(game: Game, state: Any, seat: int, command: Any, step: int) -> Any:
+    """What a seat is told when it sends a command: accepted, or the rule's code and sentence."""
+    try:
+        game.decide_now(state, seat, command, Rng(b"answer", step))
+    except (RuleError, MalformedCommand) as refused:
+        return type(refused).__name__, refused.code, refused.message
+    return "accepted"
+
+
 def test_no_leak_redealing_hidden_information_keeps_each_view(game: Game) -> None:
     if game.redeal is None:
         pytest.skip(f"{game.title} hides nothing but randomness to come")
@@ -142,6 +152,20 @@ def test_no_leak_redealing_hidden_information_keeps_each_view(game: Game) -> Non
                 other = game.redeal(state, seat, Rng(b"redeal-%d" % step, seat))
                 assert game.view(other, seat) == game.view(state, seat)
                 assert game.view(other, None) == game.view(state, None)
+                # What the seat may do, and how the rules answer it, cannot depend on what it
+                # cannot see: not even for commands that name other seats' hidden things.
+                assert game.legal_actions(other, seat) == game.legal_actions(state, seat)
+                if seat not in game.to_act(state):
+                    continue  # "not your turn", whatever is hidden
+                tried = list(game.legal_actions(state, seat))
+                for someone in range(game.seat_count):
+                    if someone != seat:
+                        tried += game.legal_actions(state, someone)[:25]
+                        tried += game.legal_actions(other, someone)[:25]
+                for command in tried:
+                    answer = answer_to(game, state, seat, command, step)
+                    assert answer_to(game, other, seat, command, step) == answer, (
+                        f"seat {seat} is answered differently in worlds it cannot tell apart")
                 checked += 1
         seat = rng.choice(list(game.to_act(state)))
         command = rng.choice(game.legal_actions(state, seat))
