@@ -381,14 +381,17 @@ def can_step(p: Play, ix: Index, side: str) -> bool:
 
 
 def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
-    """A face-up cliff that way, no rope and some Energy: Energy or HP is the player's choice."""
+    """A cliff that way, no rope and some Energy: Energy or HP is the player's choice. Behind
+    a face-down tile a cliff may lie: the choice is offered before it turns over, whatever it
+    hides, so that neither its offer nor its absence tells what is there."""
+    if "I12" in p.items or not p.res["energy"]:
+        return False
     m = p.mine
     assert m is not None
     dx, dy = engine.STEPS[side]
     if not m.faceup[((m.y + dy) // 2) * 3 + (m.x + dx) // 2]:
-        return False
-    feature = engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side)
-    return feature == "cliff" and "I12" not in p.items and p.res["energy"] > 0
+        return True
+    return engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side) == "cliff"
 
 
 def redact(event: Any, seat: int | None) -> Any:

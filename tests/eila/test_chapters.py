@@ -153,6 +153,21 @@ def test_a_cliff_may_cost_1_hp_instead_of_energy() -> None:
     assert p.mine.x == 3  # type: ignore[union-attr]
 
 
+def test_the_cliff_choice_is_offered_before_a_face_down_tile_turns_over() -> None:
+    """Energy or HP is the player's choice for a cliff she cannot see yet too; it is offered
+    toward every face-down tile, so the offer does not tell whether a cliff lies there."""
+    def offers(state: object, direction: int) -> list[bool]:
+        return [c.move.pay_hp for c in GAME.legal_actions(state, 0)
+                if c.WhichOneof("kind") == "move" and c.move.direction == direction]
+
+    cliff_unseen = in_mine(2, 1, faceup=(0,), energy=1)  # a cliff east, on face-down tile 1
+    open_ground = in_mine(1, 0, faceup=(0,), energy=1)  # no cliff east, onto tile 1
+    assert offers(cliff_unseen, E) == offers(open_ground, E) == [False, True]
+    state = act(cliff_unseen, pb.Command(move=pb.Move(direction=E, pay_hp=True)))
+    p = state.play
+    assert p is not None and p.res["energy"] == 1 and p.hp == p.max_hp - 1
+
+
 def test_a_rope_climbs_cliffs_for_free() -> None:
     state = act(in_mine(2, 1, faceup=(0, 1), box=("I12",), energy=1), step(E))
     assert state.play is not None and state.play.res["energy"] == 1
