@@ -119,16 +119,18 @@ def _need_game_id(game_id: str) -> None:
 class InFlight:
     """Counts the RPCs being handled; past the limit, new ones are refused (RESOURCE_EXHAUSTED).
 
-    Refusing early with a reason beats queueing until every caller times out.
+    Refusing early with a reason beats queueing until every caller times out. Calls and Watch
+    streams are counted apart: idle watchers must not lock players out.
     """
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.now = limit, 0
+    def __init__(self, limit: int, what: str = "calls") -> None:
+        self.limit, self.what, self.now = limit, what, 0
 
     def enter(self) -> None:
         if self.now >= self.limit:
             raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "OVERLOADED",
-                           f"the server is handling {self.now} calls, its limit; retry shortly")
+                           f"the server is handling {self.now} {self.what}, its limit; "
+                           "retry shortly")
         self.now += 1
 
     def leave(self) -> None:
@@ -224,7 +226,7 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
 # ---- a game's service ---------------------------------------------------------------------
 
 
-def game_service(host: Host, game: Game, in_flight: InFlight
+def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
                  ) -> tuple[str, grpc.GenericRpcHandler]:
     pb = game.pb
     service = f"arbiter.{game.name}.v1.Game"
@@ -318,7 +320,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight
         "ListLegalActions": unary("ListLegalActions", legal, apb.ListLegalActionsRequest,
                                   pb.LegalActions),
         "Watch": grpc.unary_stream_rpc_method_handler(
-            _streaming(service, "Watch", watch, in_flight),
+            _streaming(service, "Watch", watch, watching),
             request_deserializer=apb.WatchRequest.FromString,
             response_serializer=pb.Update.SerializeToString),
     }

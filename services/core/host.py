@@ -278,7 +278,8 @@ class Host:
             if expected_version is not None and expected_version != loaded.version:
                 await self._catch_up(loaded)
                 if expected_version != loaded.version:
-                    if command_id and (dup := await self._replayed(loaded, command_id, seat)):
+                    dup = command_id and await self._replayed(loaded, command_id, seat, command)
+                    if dup:
                         return dup
                     raise StaleVersion(loaded.version)
             try:
@@ -291,7 +292,7 @@ class Host:
                     continue
                 # A retry of a command that was applied (maybe by another server) is not an
                 # error: answer with its first result.
-                if command_id and (dup := await self._replayed(loaded, command_id, seat)):
+                if command_id and (dup := await self._replayed(loaded, command_id, seat, command)):
                     return dup
                 raise
             entries, state, finished = self._entries(loaded, seat, command, command_id, events)
@@ -309,7 +310,7 @@ class Host:
             if appended.duplicate:
                 await self._catch_up(loaded)
                 return await self._result_of(loaded, appended.first_version,
-                                             appended.last_version, seat)
+                                             appended.last_version, seat, command)
             versioned = []
             for i, e in enumerate(events):
                 e.version = loaded.version + 1 + i
@@ -358,20 +359,25 @@ class Host:
             command=command.SerializeToString()))
         return [e.SerializeToString() for e in entries], state, outcome is not None
 
-    async def _replayed(self, loaded: Loaded, command_id: str, seat: int | None
+    async def _replayed(self, loaded: Loaded, command_id: str, seat: int | None, command: Any
                         ) -> ActResult | None:
         """The first result of a command id this game has already applied, if any."""
         found = await self.store.applied(loaded.game_id, command_id)
-        return await self._result_of(loaded, *found, seat) if found else None
+        return await self._result_of(loaded, *found, seat, command) if found else None
 
-    async def _result_of(self, loaded: Loaded, first: int, last: int, seat: int | None
-                         ) -> ActResult:
+    async def _result_of(self, loaded: Loaded, first: int, last: int, seat: int | None,
+                         command: Any) -> ActResult:
+        """The first result of a command id, for the same seat sending the same command."""
         entries = gamelog.decode(await self.store.read(loaded.game_id, first - 1, last - first + 1))
         record = entries[0].command
         if record.system != (seat is None) or (seat is not None and record.seat != seat):
             # Another seat's command: its result is not this caller's to claim.
             raise MalformedCommand("COMMAND_ID_TAKEN", "this command id was used for another "
                                    "seat's command; send yours with a new id", "command_id")
+        if record.command != command.SerializeToString():
+            # A client bug that reuses ids would otherwise lose this command without a word.
+            raise MalformedCommand("COMMAND_ID_REUSED", "this command id was used for another "
+                                   "command; a retry must resend the same command", "command_id")
         events = [gamelog.game_event(loaded.game, e) for e in entries
                   if e.WhichOneof("body") == "event"]
         return ActResult(last, events, loaded.state, seat, loaded.version)

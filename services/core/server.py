@@ -37,6 +37,7 @@ class Config:
     data_dir: str = "var"  # the embedded store's append-only file lives here
     games: list[str] = field(default_factory=list)  # empty: every game
     max_concurrent_rpcs: int = 2000
+    max_watches: int = 1000  # each idle Watch waits on its own Redis connection
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -50,6 +51,7 @@ class Config:
         c.data_dir = env.get("ARBITER_DATA_DIR", c.data_dir)
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
+        c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
         return c
 
 
@@ -85,11 +87,13 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
     workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.
-    server = grpc.aio.server(maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2)
+    server = grpc.aio.server(
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches)
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
+    watching = grpc_api.InFlight(config.max_watches, "Watch streams")
     names = []
     for game in games.values():
-        name, handler = grpc_api.game_service(host, game, in_flight)
+        name, handler = grpc_api.game_service(host, game, in_flight, watching)
         server.add_generic_rpc_handlers((handler,))
         names.append(name)
 

@@ -14,8 +14,9 @@ from the deadline, so a re-fire after a lost lease changes nothing.
 
 Kinds:
 - "idle": a human seat has had its turn for ARBITER_IDLE_SECONDS (or the game's option
-  `idle_seconds`, when its Options has that field): its bot (the game's default bot) plays the
-  turn for it, through the ordinary command path (command id idle:<game>:<version>:<seat>).
+  `idle_seconds`, for a game whose Options has that field): its bot (the game's default
+  bot) plays the turn for it, through the ordinary command path (command id
+  idle:<game>:<version>:<seat>).
 - "ai": a safety net. An AI seat's turn is queued by the server right after the command that
   led to it; if that dispatch was lost (the server died between the append and the enqueue),
   the turn is played here after ARBITER_AI_RESCUE_SECONDS (default 30; 0: off). In the normal

@@ -62,11 +62,8 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
             workers=max(1, request.workers) if broker_url else 1)
         try:
             simulate.check(plan)
-            host.games[request.game].pb.Options.FromString(request.options)
-        except ValueError as e:
-            raise bad(str(e), "bots") from e
-        except Exception as e:  # noqa: BLE001 - a protobuf DecodeError
-            raise bad("options is not the game's Options message", "options") from e
+        except simulate.BadPlan as e:
+            raise bad(str(e), e.field) from e
         if not broker_url:
             if running.is_set():
                 raise grpc_api.Rejected(

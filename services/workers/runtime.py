@@ -34,13 +34,21 @@ from services.workers.readmodel import MemoryReadModel, ReadModel, RedisReadMode
 log = logging.getLogger("arbiter.workers")
 
 
+def _mode(env: dict[str, str], name: str) -> str:
+    """inprocess or external; a typo must not quietly turn a server's workers off."""
+    mode = env.get(name, "") or "inprocess"
+    if mode not in ("inprocess", "external"):
+        raise ValueError(f"{name} must be inprocess or external, not {mode!r}")
+    return mode
+
+
 class Workers:
     def __init__(self, host: Host, broker_url: str = "", env: dict[str, str] | None = None
                  ) -> None:
         env = dict(os.environ if env is None else env)
         self.host = host
-        self.mode = env.get("ARBITER_PROJECTIONS", "inprocess")
-        self.deadlines_mode = env.get("ARBITER_DEADLINES", "inprocess")
+        self.mode = _mode(env, "ARBITER_PROJECTIONS")
+        self.deadlines_mode = _mode(env, "ARBITER_DEADLINES")
         self.idle_seconds = float(env.get("ARBITER_IDLE_SECONDS", "0") or 0)
         snapshot_every = int(env.get("ARBITER_SNAPSHOT_EVERY", "200"))
         self.rm: ReadModel

@@ -121,16 +121,30 @@ class Plan:
         return [list(range(i, min(i + size, self.games))) for i in range(0, self.games, size)]
 
 
+class BadPlan(ValueError):
+    def __init__(self, message: str, field: str = "bots") -> None:
+        super().__init__(message)
+        self.field = field  # the request field at fault: bots, games or options
+
+
 def check(plan: Plan) -> Game:
     game = gameset.game(plan.game)
     if not game.min_seats <= len(plan.bots) <= game.max_seats:
-        raise ValueError(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
-                         f"give that many bots, not {len(plan.bots)}")
+        raise BadPlan(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
+                      f"give that many bots, not {len(plan.bots)}")
     unknown = [b for b in plan.bots if b not in game.bots]
     if unknown:
-        raise ValueError(f"no bot named {', '.join(unknown)}; choose from {sorted(game.bots)}")
+        raise BadPlan(f"no bot named {', '.join(unknown)}; choose from {sorted(game.bots)}")
     if plan.games <= 0:
-        raise ValueError("play at least one game")
+        raise BadPlan("play at least one game", "games")
+    try:
+        options = game.pb.Options.FromString(plan.options)
+    except Exception as e:  # noqa: BLE001 - a protobuf DecodeError
+        raise BadPlan("options is not the game's Options message", "options") from e
+    try:  # the game's own rules for its seats and options (a duel, a solo level...)
+        game.setup(options, [Seat(b, "ai", b) for b in plan.bots], Rng(b"check", 0))
+    except RuleError as e:
+        raise BadPlan(e.message, "bots" if e.field in (None, "", "seats") else "options") from e
     return game
 
 

@@ -259,6 +259,30 @@ async def test_a_page_token_listgames_never_gave_is_invalid_argument(client: Cli
         assert reason == "BAD_PAGE_TOKEN" and fields == ["page_token"]
 
 
+async def test_a_command_id_again_with_another_command_is_refused(client: Client) -> None:
+    created = await client.create()
+    token, _ = await client.mover(created)
+    first, second = (await client.legal(created.game_id, token)).commands[:2]
+    reply = await client.act(created.game_id, token, first, "mine")
+    assert (await client.act(created.game_id, token, first, "mine")) == reply
+    reason, _, fields = await rejected(client.act(created.game_id, token, second, "mine"),
+                                       grpc.StatusCode.INVALID_ARGUMENT)
+    assert reason == "COMMAND_ID_REUSED" and fields == ["command_id"]
+    assert (await client.view(created.game_id)).version == reply.version
+
+
+async def test_a_bad_simulation_names_the_field_at_fault(client: Client) -> None:
+    simulate = ("/arbiter.v1.Arbiter/Simulate", apb.SimulateResponse)
+    for request, field in (
+            (apb.SimulateRequest(game="bubblee", games=2, bots=["random"]), "bots"),
+            (apb.SimulateRequest(game="bubblee", games=2, bots=["random", "random"],
+                                 options=b"\xff\xff"), "options"),
+            (apb.SimulateRequest(game="bubblee", games=0, bots=["random", "random"]), "games")):
+        reason, _, fields = await rejected(client.call(simulate[0], request, simulate[1]),
+                                           grpc.StatusCode.INVALID_ARGUMENT)
+        assert reason == "BAD_SIMULATION" and fields == [field], request
+
+
 async def test_a_client_may_not_take_the_servers_own_command_ids(client: Client) -> None:
     # A human who took the id its AI opponent will use would stall that bot for good.
     created = await client.create(ai_second=True)
@@ -462,8 +486,8 @@ async def test_health_reflection_and_metrics(client: Client) -> None:
     assert 'grpc_method="Act"' in text and 'grpc_code="OK"' in text
 
 
-async def test_overload_is_resource_exhausted() -> None:
-    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1)
+async def test_overload_is_resource_exhausted_and_watchers_do_not_lock_players_out() -> None:
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1, max_watches=1)
     server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -472,10 +496,26 @@ async def test_overload_is_resource_exhausted() -> None:
         stream = channel.unary_stream(
             GAME + "Watch", request_serializer=apb.WatchRequest.SerializeToString,
             response_deserializer=bpb.Update.FromString)
-        call = stream(apb.WatchRequest(game_id=created.game_id, from_version=0))
-        await call.read()  # the stream holds the only slot
-        await rejected(client.view(created.game_id), grpc.StatusCode.RESOURCE_EXHAUSTED)
-        call.cancel()
+        watching = stream(apb.WatchRequest(game_id=created.game_id, from_version=0))
+        await watching.read()  # the stream holds the only Watch slot...
+        second = stream(apb.WatchRequest(game_id=created.game_id, from_version=0))
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await second.read()
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert details(info.value)[0] == "OVERLOADED"
+        assert (await client.view(created.game_id)).version == created.version  # ...not a call's
+        simulate = channel.unary_unary(
+            "/arbiter.v1.Arbiter/Simulate",
+            request_serializer=apb.SimulateRequest.SerializeToString,
+            response_deserializer=apb.SimulateResponse.FromString)
+        busy = simulate(apb.SimulateRequest(game="bubblee", games=100_000,
+                                            bots=["random", "random"]))
+        await asyncio.sleep(0.3)  # the simulation holds the only call slot
+        reason, _, _ = await rejected(client.view(created.game_id),
+                                      grpc.StatusCode.RESOURCE_EXHAUSTED)
+        assert reason == "OVERLOADED"
+        busy.cancel()
+        watching.cancel()
     await server.stop(None)
 
 

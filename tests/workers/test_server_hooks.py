@@ -170,3 +170,12 @@ async def test_with_external_projections_list_games_reads_what_the_workers_wrote
         assert [g.game_id for g in after.games] == [game_id]
     await server.stop(None)
     await store.close()
+
+
+def test_a_mistyped_worker_mode_stops_the_server_at_start() -> None:
+    from services.workers.runtime import Workers
+
+    host = Host(MemoryStore(), {"toy": TOY})
+    for name in ("ARBITER_PROJECTIONS", "ARBITER_DEADLINES"):
+        with pytest.raises(ValueError, match=name):
+            Workers(host, env={name: "extrenal"})
