@@ -395,7 +395,7 @@ class Host:
         """Let the bot of an AI seat act, through the same command path as any client.
 
         The bot sees only its seat's view and legal commands. The command id
-        ai:<game>:<version>:<seat> makes a redelivered turn harmless.
+        ai:<game id>:<version>:<seat> makes a redelivered turn harmless.
         """
         loaded = await self.load(game_id, fresh=True)
         if loaded.finished or loaded.version != version or loaded.seats[seat].kind != "ai":

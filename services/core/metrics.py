@@ -93,7 +93,7 @@ class Metrics:
 
     def observe(self, game: str, key: str, value: float, seconds: float) -> None:
         """A per-event observation a game reports through its `observe` hook."""
-        cause = CASCADE_CAUSES.get(key)
+        cause = CASCADE_CAUSES.get(key) if game == "bubblee" else None
         if cause is not None:
             self.cascade_depth(cause).observe(value)
             if value > 0:

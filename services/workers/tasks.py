@@ -3,7 +3,7 @@
 An AI turn runs `Host.play_ai_turn`, the same code the server runs in process without a
 broker: it loads the game, gives the seat's bot that seat's view and legal commands only,
 and submits the command through the ordinary command path with command id
-ai:<game>:<version>:<seat> and the expected version. A redelivered task (its worker died
+ai:<game id>:<version>:<seat> and the expected version. A redelivered task (its worker died
 before acknowledging) finds the command id already applied, or the game moved on, and does
 nothing.
 

@@ -86,3 +86,38 @@ def test_play_a_terminal_game_against_a_bot() -> None:
     assert run.returncode == 0, run.stderr
     assert "your move>" in run.stdout
     assert "refused" not in run.stdout
+
+
+async def test_verify_of_a_stored_game_asks_the_server_which_checks_a_running_game_for_the_admin(
+        ) -> None:
+    import socket
+
+    from services.core.server import Config, build
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    game = registry.game("bubblee")
+    server, host, _ = build(Config(grpc_addr=f"127.0.0.1:{port}", admin_token="adm"),
+                            {"bubblee": game}, MemoryStore())
+    await server.start()
+    try:
+        game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")],
+                                             game.pb.Options())
+        env = {**os.environ, "ARBITER_GRPC_ADDR": f"127.0.0.1:{port}"}
+
+        async def verify(admin: str) -> subprocess.CompletedProcess[bytes]:
+            run = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "services.cli.main", "verify", game_id,
+                env={**env, "ARBITER_ADMIN_TOKEN": admin}, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            out, err = await run.communicate()
+            return subprocess.CompletedProcess([], run.returncode or 0, out, err)
+
+        admin = await verify("adm")
+        assert admin.returncode == 0 and b"OK: 2 entries re-run by the server" in admin.stdout
+        anyone = await verify("")
+        assert anyone.returncode == 1 and b"FAILED" in anyone.stdout
+        assert b"secret" in anyone.stdout
+    finally:
+        await server.stop(None)

@@ -85,3 +85,18 @@ def test_readme_metrics_table_names_every_series_the_server_exports() -> None:
              for n in re.findall(r"`((?:arbiter|grpc_server)_[a-z_]+)`", table)}
     exported = {m.metric._name for m in vars(METRICS).values() if hasattr(m, "metric")}
     assert len(exported) > 10 and named == exported
+
+
+def test_readme_names_every_reason_the_platform_sends() -> None:
+    """A client can look up every ErrorInfo reason of the platform (the games list theirs in
+    docs/rulings)."""
+    raised = set()
+    for path in [*(ROOT / "services" / "core").glob("*.py"),
+                 *(ROOT / "services" / "workers").glob("*.py")]:
+        raised |= set(re.findall(
+            r'(?:Rejected|MalformedCommand|RuleError)\(\s*(?:grpc\.StatusCode\.[A-Z_]+,\s*)?"'
+            r'([A-Z_]{3,})"', path.read_text()))
+    text = (ROOT / "README.md").read_text()
+    errors = text[text.index("## Errors"):text.index("## Metrics")]
+    assert len(raised) > 20
+    assert {r for r in raised if f"`{r}`" not in errors} == set()
