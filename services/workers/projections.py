@@ -13,7 +13,9 @@ decide which games to project:
 
 Exactly-once effect with at-least-once delivery: every read-model write is a compare-and-set
 on the version the game's record reflects (see readmodel.py), so a redelivered or reclaimed
-entry, or two workers racing on one game, count each event once.
+entry, or two workers racing on one game, count each event once. The listeners (the deadline
+scheduler) run at least once at every head: whenever projecting leaves a game at its head,
+written now or already, and an entry is acknowledged only after they succeed.
 """
 
 from __future__ import annotations
@@ -129,22 +131,27 @@ class Projector:
             if not entries or entries[-1].version <= at:
                 self._fold(tracked, entries, at, Counter())  # (a snapshot's tail: no counts)
                 self._keep(tracked)
+                await self._notify(tracked)
                 return "current"
             stats: Counter[str] = Counter()
             snapshot = self._fold(tracked, entries, at, stats)
-            status, _ = await self.rm.apply(self._update(tracked, at, stats, snapshot))
-            if status == "ok":
+            status, current = await self.rm.apply(self._update(tracked, at, stats, snapshot))
+            if status == "gap":
+                continue  # the record moved (a rebuild, another worker); start again from it
+            if current == tracked.version:  # "ok", or "stale" at the head we read
                 self._keep(tracked)
-                for listener in self.listeners:
-                    try:
-                        await listener(tracked)
-                    except Exception:  # noqa: BLE001 - the read models are written anyway
-                        log.exception("projection listener failed for %s", game_id)
-                return "ok"
-            if status == "stale":
-                return "stale"
-            # "gap": the record moved (a rebuild, another worker); start again from it.
+                await self._notify(tracked)
+            # else "stale" past what we read: the entry of that newer version runs them.
+            return status
         raise RuntimeError(f"projection of {game_id} kept racing; will retry on redelivery")
+
+    async def _notify(self, tracked: Tracked) -> None:
+        """Run the listeners on the game at its head, whoever wrote the read model: a worker
+        that wrote it and died before its listeners leaves the entry to one that finds the
+        record current. Listeners must be idempotent; an error propagates, so the entry is
+        not acknowledged and comes back."""
+        for listener in self.listeners:
+            await listener(tracked)
 
     def _keep(self, tracked: Tracked) -> None:
         self._cache[tracked.game_id] = tracked
@@ -284,7 +291,11 @@ def snapshot_source(rm: ReadModel) -> SnapshotSource:
 
 async def rebuild(store: Store, rm: ReadModel, games: dict[str, Game],
                   snapshot_every: int = SNAPSHOT_EVERY) -> int:
-    """Drop every read model and project every game again from its stream."""
+    """Drop every read model and project every game again from its stream.
+
+    No listeners: deadlines are not read models (a rebuild leaves them alone), and the live
+    workers still handle every feed entry, running the listeners even when the rebuild has
+    already written that version ("current")."""
     await rm.drop()
     projector = Projector(store, rm, games, snapshot_every, cache_size=0)
     done = 0
@@ -324,6 +335,7 @@ class ProjectionWorker:
         self.feeds = {feed_key(p): p for p in range(PARTITIONS)}
         self._ready = False
         self._lag_at = 0.0
+        self._lock = asyncio.Lock()
 
     async def setup(self) -> None:
         from redis.exceptions import ResponseError
@@ -366,12 +378,11 @@ class ProjectionWorker:
                     break
         return done
 
-    async def read_new(self, block_ms: int | None = None) -> list[tuple[str, list[Any]]]:
+    async def read_new(self) -> list[tuple[str, list[Any]]]:
         """Read new entries for this consumer (they are pending until acknowledged).
 
         One XREADGROUP per feed: each feed lives in its own hash slot, and a command may
-        not span slots on Redis Cluster. With nothing new, wait a moment (at most block_ms)
-        instead of blocking on every feed at once.
+        not span slots on Redis Cluster.
         """
         found = []
         for feed in self.feeds:
@@ -379,23 +390,26 @@ class ProjectionWorker:
                                                 count=self.count)
             found += [(f.decode() if isinstance(f, bytes) else f, rows)
                       for f, rows in reply or [] if rows]
-        if not found and block_ms:
-            await asyncio.sleep(min(block_ms, POLL_MS) / 1000)
         return found
 
     async def step(self, block_ms: int | None = None, reclaim: bool = True) -> int:
-        # No lock: two steps of one consumer at once (the loop, a ListGames catch-up) get
-        # different entries, and the compare-and-set makes any overlap harmless.
-        await self.setup()
-        done = await self.reclaim() if reclaim else 0
-        for feed, rows in await self.read_new(None if done else block_ms):
-            done += await self._handle(feed, rows)
+        # One step at a time: a ListGames catch-up must wait for entries the loop has
+        # already read (they are no longer new to XREADGROUP) but not yet written.
+        async with self._lock:
+            await self.setup()
+            done = await self.reclaim() if reclaim else 0
+            for feed, rows in await self.read_new():
+                done += await self._handle(feed, rows)
+        if not done and block_ms:
+            # Idle: wait a moment (outside the lock) instead of blocking on every feed.
+            await asyncio.sleep(min(block_ms, POLL_MS) / 1000)
         if time.monotonic() - self._lag_at > 1.0:
             await self.report_lag()
         return done
 
     async def catch_up(self) -> int:
-        """Project everything new (read-your-writes for ListGames in one-server setups)."""
+        """Project everything new, after the loop's step in progress (read-your-writes for
+        ListGames in one-server setups)."""
         total = 0
         while n := await self.step(None, reclaim=False):
             total += n

@@ -87,7 +87,8 @@ _FINGERPRINTS: dict[str, str] = {}
 
 
 def fingerprint(game: Game) -> str:
-    """A hash of the game's rules code: a snapshot is used only by the code that wrote it."""
+    """A hash of the game's rules, code and data: a snapshot is used only by the rules that
+    wrote it."""
     if game.name not in _FINGERPRINTS:
         _FINGERPRINTS[game.name] = _fingerprint(game)
     return _FINGERPRINTS[game.name]
@@ -98,13 +99,15 @@ def _fingerprint(game: Game) -> str:
     path = getattr(module, "__file__", None) or ""
     folder = os.path.dirname(path)
     h = hashlib.sha256(game.name.encode())
-    if os.path.basename(folder) == game.name:  # services/<game>/: every module of the game
+    if os.path.basename(folder) == game.name:  # services/<game>/: its modules and data files
         files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+        data = os.path.join(folder, "data")  # cards, levels, chapters: evolve reads them too
+        files += sorted(os.path.join(root, n) for root, _, names in os.walk(data) for n in names)
     else:  # a game defined in one module (the tests' toy game)
         files = [path] if path else []
     for name in files:
         with open(name, "rb") as f:
-            h.update(os.path.basename(name).encode() + b"\0" + f.read())
+            h.update(os.path.relpath(name, folder).encode() + b"\0" + f.read())
     return h.hexdigest()[:16]
 
 
@@ -146,6 +149,19 @@ return {'ok', to_v}
 """
 
 
+# KEYS: any key of the read models (it names their slot). ARGV: the pattern of their keys.
+# One script, so no write lands between finding the keys and deleting them: a write a live
+# worker made in between would lose its index entries and counts but keep its record, and
+# the rebuild would then find that record current and skip the game.
+DROP = """
+local keys = redis.call('KEYS', ARGV[1])
+for i = 1, #keys, 1000 do
+  redis.call('UNLINK', unpack(keys, i, math.min(i + 999, #keys)))
+end
+return #keys
+"""
+
+
 def _k(*parts: str) -> str:
     return ":".join((PREFIX, *parts))
 
@@ -162,6 +178,7 @@ class RedisReadModel:
         else:
             self.redis = url_or_client
         self._apply = self.redis.register_script(APPLY)
+        self._drop = self.redis.register_script(DROP)
 
     def _k(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -222,9 +239,9 @@ class RedisReadModel:
         return [k async for k in self.redis.scan_iter(match=f"{self.prefix}:*", count=1000)]
 
     async def drop(self) -> None:
-        keys = await self._keys()
-        for i in range(0, len(keys), 500):
-            await self.redis.delete(*keys[i : i + 500])
+        # Atomic, at the price of blocking Redis while it runs (KEYS: about 40 ms per
+        # million keys in the database, then the deletes).
+        await self._drop(keys=[self._k("idx", "*", "*")], args=[f"{self.prefix}:*"])
 
     async def dump(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

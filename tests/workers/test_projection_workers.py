@@ -254,3 +254,74 @@ def test_unknown_streams_in_the_feed_are_skipped(n: int) -> None:
         assert await rm.dump() == {}
 
     asyncio.run(go())
+
+
+@needs_redis
+async def test_a_game_projected_live_while_a_rebuild_drops_keeps_its_list_entries_and_counts(
+        ) -> None:
+    import redis.asyncio as aioredis
+
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    live_rm = RedisReadModel(REDIS_URL, prefix)
+    live = ProjectionWorker(store, live_rm, GAMES, group=group, snapshot_every=7)
+    await live.catch_up()
+    host = Host(store, GAMES)
+    for s in range(3):
+        await play_random(host, TOY, seed=s)
+    await live.catch_up()
+    new = await play_random(host, TOY, seed=7, names=["carol", "b"])
+
+    class LiveWriteDuringDrop(aioredis.Redis):
+        """The rebuild's connection: the live worker projects the new game right after the
+        first command of the drop (for a SCAN-then-DEL drop: between the two)."""
+
+        armed = True
+
+        async def execute_command(self, *args: object, **options: object) -> object:
+            result = await super().execute_command(*args, **options)
+            if self.armed:
+                self.armed = False
+                assert await live.catch_up() > 0
+            return result
+
+    rm = RedisReadModel(LiveWriteDuringDrop.from_url(REDIS_URL), prefix)
+    await rebuild(store, rm, GAMES, snapshot_every=7)
+    racy = await rm.dump()
+    assert new in [s.game_id for s in (await rm.page("toy", "", "carol", 0, 10))[0]]
+    await rebuild(store, rm, GAMES, snapshot_every=7)  # nothing running beside it
+    assert await rm.dump() == racy
+    await store.close()
+    await rm.close()
+    await live_rm.close()
+
+
+@needs_redis
+async def test_a_catch_up_waits_for_the_entries_the_running_loop_has_taken() -> None:
+    """ListGames reads its own writes on one server even when the loop took the entry first."""
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(REDIS_URL)
+    rm = RedisReadModel(REDIS_URL, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    await worker.catch_up()
+    game_id = await play_random(Host(store, GAMES), TOY, seed=3)
+    project, taken = worker.projector.project, asyncio.Event()
+
+    async def slow_project(game_id: str) -> str:
+        taken.set()
+        await asyncio.sleep(0.2)  # the loop has read the entry but not written it yet
+        return await project(game_id)
+
+    worker.projector.project = slow_project  # type: ignore[method-assign]
+    loop_step = asyncio.create_task(worker.step(None))
+    await taken.wait()
+    worker.projector.project = project  # type: ignore[method-assign]
+    await worker.catch_up()
+    assert await listed(rm, [game_id]) == await expected_summaries(Host(store, GAMES), [game_id])
+    await loop_step
+    await store.close()
+    await rm.close()

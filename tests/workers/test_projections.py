@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 from arbiter.v1 import arbiter_pb2 as apb
 
@@ -134,3 +135,30 @@ async def play_random_more(host: Host, game_id: str, n: int) -> None:
         command = rng.choice(loaded.game.legal_actions(loaded.state, seat))
         await host.act(game_id, Caller(admin_token="adm", seat=seat), command, "", None)
         loaded = await host.load(game_id, fresh=True)
+
+
+def test_a_snapshot_fingerprint_changes_with_the_games_data_files(tmp_path: Path) -> None:
+    # Rules read their data (cards, levels, chapters): new data must not reuse old snapshots.
+    import importlib.util
+    import sys
+    import types
+
+    from services.workers.readmodel import _fingerprint
+
+    folder = tmp_path / "cardgame"
+    (folder / "data").mkdir(parents=True)
+    (folder / "rules.py").write_text("def evolve(state, event):\n    return state\n")
+    spec = importlib.util.spec_from_file_location("cardgame_rules", folder / "rules.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cardgame_rules"] = module
+    spec.loader.exec_module(module)
+    game = types.SimpleNamespace(name="cardgame", evolve=module.evolve)
+    try:
+        prints = []
+        for cards in ('{"a": 1}', '{"a": 2}'):
+            (folder / "data" / "cards.json").write_text(cards)
+            prints.append(_fingerprint(game))  # type: ignore[arg-type]
+        assert prints[0] != prints[1]
+    finally:
+        del sys.modules["cardgame_rules"]
