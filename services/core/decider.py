@@ -182,8 +182,9 @@ class Game(Generic[S]):
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
     # Timeouts the server must enforce now: (seconds, the command it sends as seat None once
-    # they have passed). The scheduler re-arms whenever the list changes; a late command is
-    # refused by the rules as stale (e.g. Moody Bear Kingdom's response windows).
+    # they have passed). The command names what it closes (a window, a turn): one deadline
+    # per distinct command, timed from when it first appears, sent at whatever version the
+    # game has reached; the rules refuse it (a RuleError) once that thing is closed.
     deadlines: Callable[[S], list[tuple[float, Message]]] | None = None
     # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
     observe: Callable[[Message], dict[str, float]] | None = None

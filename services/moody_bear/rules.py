@@ -611,8 +611,9 @@ def deadlines(state: State) -> list[tuple[float, pb.Command]]:
 
 def deadline(state: State) -> tuple[int, pb.Command] | None:
     """The server's pending timeout, for the platform's deadline scheduler: (seconds, the
-    command to send as seat None once they have passed). The command names the window, so a
-    scheduler re-arms whenever this value changes and a late firing is refused as stale."""
+    command to send as seat None once they have passed). The command names the window: it
+    is the scheduler's key for the deadline (answers do not move it), and a late firing, once
+    that window has closed, is refused (NO_WINDOW, STALE_WINDOW)."""
     if state.phase != WINDOW or state.deadline <= 0:
         return None
     close = pb.Command(close_window=pb.CloseWindow(window_id=state.window_id))

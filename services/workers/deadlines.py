@@ -8,9 +8,10 @@ A deadline is a member of a sorted set scored by when it is due:
 
 Claiming is one script: take the due members (and those whose lease ran out: a scheduler
 died while firing them), move them to `firing` with a lease, return them. Two schedulers
-never claim the same deadline; each deadline fires once. Firing is also idempotent: it acts
-with the version the deadline was set at as the expected version and a command id derived
-from the deadline, so a re-fire after a lost lease changes nothing.
+never claim the same deadline; each deadline fires once. Firing is also idempotent (a re-fire
+after a lost lease changes nothing): an idle or AI deadline acts with the version it was set
+at as the expected version and a command id derived from the deadline; a system deadline
+acts with a command id derived from its command.
 
 Kinds:
 - "idle": a human seat has had its turn for ARBITER_IDLE_SECONDS (or the game's option
@@ -24,7 +25,11 @@ Kinds:
 - "system": a command the rules want the server to issue after a delay, e.g. closing a
   response window: `Host.system_act` runs decide(state, None, command), recorded with
   CommandRecord.system. A game asks for these through its `Game.deadlines(state) ->
-  [(seconds, Command)]` hook.
+  [(seconds, Command)]` hook. Unlike the others, a system deadline is keyed by its command,
+  which names what it closes (Moody Bear Kingdom's window id), not by the version: the same
+  window seen at later versions is one deadline, due when it was first scheduled. It fires
+  at the game's version at that time, and the rules refuse it (a RuleError: nothing to do)
+  once what it names is closed.
 
 Deadlines are scheduled by the projection workers after each batch (`schedule_for`), so they
 come from one place whichever server handled the command.
@@ -71,12 +76,14 @@ return out
 
 @dataclass(frozen=True)
 class Deadline:
-    kind: str  # "idle" | "system"
+    kind: str  # "idle" | "ai" | "system"
     game_id: str
-    version: int
+    version: int  # the version it was set at; 0 for "system" (keyed by its command)
     seat: int = -1
     command: str = ""  # hex of the game's Command, for "system"
-    key: str = ""  # tells apart several deadlines set at one version
+    # Only in "system" members queued by older servers, which set one per version with its
+    # index there: kept so they still parse and round-trip to the same member (`done`).
+    key: str = ""
 
     def member(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
@@ -103,7 +110,8 @@ class RedisDeadlines:
         self._claim = redis.register_script(CLAIM)
 
     async def schedule(self, deadline: Deadline, due: float) -> None:
-        # NX: scheduling the same deadline again (a redelivered projection) keeps the first.
+        # NX: scheduling the same deadline again (a redelivered projection, a window seen at
+        # a later version) keeps its first due time.
         await self.redis.zadd(self.due_key, {deadline.member(): int(due * 1000)}, nx=True)
 
     async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
@@ -129,7 +137,7 @@ class MemoryDeadlines:
 
     async def schedule(self, deadline: Deadline, due: float) -> None:
         member = deadline.member()
-        if member not in self._members:
+        if member not in self._members:  # as ZADD NX: the first due time stays
             self._members.add(member)
             heapq.heappush(self._heap, (due, member))
 
@@ -170,7 +178,8 @@ class Scheduler:
     # ---- scheduling (a projection listener) -----------------------------------------------
 
     async def schedule_for(self, tracked: Any) -> None:
-        """After a batch: the idle-seat and rule deadlines of the game at its new version."""
+        """After a batch: the idle-seat deadlines of the game at its new version, and the
+        rule deadlines it has open (each due from when it was first scheduled)."""
         if tracked.finished or tracked.state is None or tracked.started is None:
             return
         game: Game = tracked.game
@@ -185,25 +194,31 @@ class Scheduler:
                 await self.queue.schedule(
                     Deadline("ai", tracked.game_id, tracked.version, seat), now + self.ai_rescue)
         if game.deadlines is not None:
-            for i, (seconds, command) in enumerate(game.deadlines(tracked.state)):
-                await self.queue.schedule(
-                    Deadline("system", tracked.game_id, tracked.version,
-                             command=command.SerializeToString().hex(), key=str(i)),
-                    now + seconds)
+            for seconds, command in game.deadlines(tracked.state):
+                # No version in the member: answers in a window must not restart its clock.
+                hexed = command.SerializeToString(deterministic=True).hex()
+                await self.queue.schedule(Deadline("system", tracked.game_id, 0, command=hexed),
+                                          now + seconds)
 
     # ---- firing ------------------------------------------------------------------------------
 
     async def fire(self, d: Deadline) -> bool:
-        """Act for the deadline if the game is still where it was when it was set."""
+        """Act for the deadline if it still applies; whether the game moved because of it."""
         loaded = await self.host.load(d.game_id, fresh=True)
-        if loaded.finished or loaded.version != d.version:
+        if loaded.finished:
             return False
         game = loaded.game
         if d.kind == "system":
+            # At whatever version the game is at now (no expected version): the rules judge
+            # whether what the command names is still open. The id, the same for every member
+            # naming it, turns a re-fire into a replay of the first result.
             command = game.pb.Command.FromString(bytes.fromhex(d.command))
-            await self.host.system_act(d.game_id, command,
-                                       f"deadline:{d.game_id}:{d.version}:{d.key}", d.version)
-            return True
+            before = loaded.version  # `loaded` is the host's cached game: acting moves it
+            result = await self.host.system_act(d.game_id, command,
+                                                f"deadline:{d.game_id}:{d.command}")
+            return result.version > before
+        if loaded.version != d.version:
+            return False
         if d.kind == "idle":
             if d.seat not in game.to_act(loaded.state):
                 return False

@@ -7,9 +7,15 @@ from collections.abc import Sequence
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
 from services.core.decider import Rng, Seat
+from services.core.host import Caller, Host, Loaded
+from services.core.store import MemoryStore
 from services.moody_bear import GAME
 from services.moody_bear.cards import BLUE, RED, SOLO, Card, Team
+from services.moody_bear.rules import deadline as pending_deadline
 from services.moody_bear.state import TURN, State, evolve
+from services.workers.deadlines import DeadlineQueue, MemoryDeadlines, Scheduler
+from services.workers.projections import InProcessProjections
+from services.workers.readmodel import MemoryReadModel
 
 DEFAULT_TEAMS: dict[int, tuple[Team, ...]] = {
     3: (RED, BLUE, SOLO),
@@ -120,3 +126,57 @@ def decline_window(state: State) -> tuple[State, list[pb.Event]]:
         state, new = act(state, GAME.to_act(state)[0], DECLINE)
         events += new
     return state, events
+
+
+class Clock:
+    """The scheduler's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Table:
+    """Games with a response deadline on a host, with its projections and the platform's
+    deadline scheduler, as a server runs them."""
+
+    def __init__(self, deadline: int = 20, players: int = 3,
+                 queue: DeadlineQueue | None = None) -> None:
+        self.deadline, self.players = deadline, players
+        self.store, self.clock = MemoryStore(), Clock()
+        self.host = Host(self.store, {GAME.name: GAME})
+        self.scheduler = Scheduler(queue or MemoryDeadlines(), self.host, clock=self.clock)
+        self.projections = InProcessProjections(self.store, MemoryReadModel(), self.host.games)
+        self.projections.projector.listeners.append(self.scheduler.schedule_for)
+
+    async def play_until_a_window(self, answers: int = 1) -> tuple[str, Loaded]:
+        """Random legal play until a response window waits for at least `answers` seats;
+        its deadline is scheduled at the clock's time.
+
+        Each game gets a fresh secret seed, so a game may end before any window opens
+        (a Dark Swallow, a proclaim): then deal another."""
+        options = GAME.pb.Options(response_deadline_seconds=self.deadline)
+        rng = Rng.for_test(11)
+        for _ in range(20):
+            game_id, _, _, _ = await self.host.create(
+                GAME.name, [Seat(f"p{i}") for i in range(self.players)], options)
+            for step in range(500):
+                loaded = await self.host.load(game_id)
+                if loaded.finished:
+                    break
+                if (pending_deadline(loaded.state) is not None
+                        and len(GAME.to_act(loaded.state)) >= answers):
+                    await self.projections.catch_up()
+                    return game_id, loaded
+                seat = rng.choice(list(GAME.to_act(loaded.state)))
+                command = rng.choice(GAME.legal_actions(loaded.state, seat))
+                await self.host.act(game_id, Caller(seat=seat, trusted=True), command,
+                                    f"c{step}")
+        raise AssertionError("no response window opened in 20 games")
+
+    async def decline(self, game_id: str, seat: int) -> None:
+        """`seat` passes in the open window; the projections (and so the scheduler) see it."""
+        await self.host.act(game_id, Caller(seat=seat, trusted=True), DECLINE, "")
+        await self.projections.catch_up()

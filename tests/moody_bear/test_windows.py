@@ -183,6 +183,15 @@ def test_a_stale_close_command_is_refused() -> None:
     assert e.value.code == "STALE_WINDOW"
 
 
+def test_a_close_for_a_window_everyone_answered_is_refused() -> None:
+    state, _ = act(steal_table(deadline=5), 0, play(KNIGHT, KNIGHT, target=1))
+    late = close(state.window_id)
+    state, _ = all_decline(state)
+    with pytest.raises(RuleError) as e:
+        act(state, None, late)
+    assert e.value.code == "NO_WINDOW"
+
+
 def test_only_the_server_closes_a_window() -> None:
     state, _ = act(steal_table(deadline=5), 0, play(KNIGHT, KNIGHT, target=1))
     with pytest.raises(RuleError) as e:

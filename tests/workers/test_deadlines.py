@@ -1,19 +1,23 @@
 """Deadlines fire from one scheduler: once each, even with two schedulers running; idle seats
-are handed to their bot; response windows close with a system command."""
+are handed to their bot; response windows close with a system command, at the time the window
+opened plus its deadline, however late the answers come."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
 from services.core.store import MemoryStore
+from services.moody_bear import GAME as MOODY
 from services.workers.deadlines import Deadline, MemoryDeadlines, RedisDeadlines, Scheduler
 from services.workers.projections import InProcessProjections
 from services.workers.readmodel import MemoryReadModel
 from tests.conftest import REDIS_URL, needs_redis
+from tests.moody_bear.helpers import Table
 from tests.workers.conftest import TOY
 
 GAMES = {"toy": TOY}
@@ -147,9 +151,30 @@ async def test_a_rule_deadline_is_issued_as_a_system_command() -> None:
     assert await scheduler.tick() == 1
     entries = gamelog.decode(await store.read(game_id))
     record = entries[version].command
-    assert record.system and record.command_id == f"deadline:{game_id}:{version}:0"
+    timeout = TOY.pb.Command(timeout=5).SerializeToString().hex()
+    assert record.system and record.command_id == f"deadline:{game_id}:{timeout}"
     took = TOY.pb.Event.FromString(entries[version].event).took
     assert took.forced and took.count == 1
+
+
+async def test_each_turn_gets_its_own_rule_deadline_from_when_it_began() -> None:
+    store, clock = MemoryStore(), Clock()
+    host = Host(store, GAMES)
+    scheduler = Scheduler(MemoryDeadlines(), host, clock=clock)
+    projections = InProcessProjections(store, MemoryReadModel(), GAMES)
+    projections.projector.listeners.append(scheduler.schedule_for)
+    game_id, _, _, _ = await host.create(
+        "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=5, timeout_seconds=60))
+    await projections.catch_up()
+    piles = []
+    for _ in range(2):
+        clock.now += 59
+        assert await scheduler.tick() == 0
+        clock.now += 1
+        assert await scheduler.tick() == 1
+        await projections.catch_up()  # the next turn's deadline is set from now
+        piles.append((await host.load(game_id)).state.pile)
+    assert piles == [4, 3]
 
 
 async def test_a_system_command_is_recorded_as_the_servers_and_verifies() -> None:
@@ -157,8 +182,8 @@ async def test_a_system_command_is_recorded_as_the_servers_and_verifies() -> Non
     host = Host(store, GAMES)
     game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
                                                TOY.pb.Options(pile=2))
-    await host.system_act(game_id, TOY.pb.Command(timeout=True), "sys-1", version)
-    result = await host.system_act(game_id, TOY.pb.Command(timeout=True), "sys-2", version + 1)
+    await host.system_act(game_id, TOY.pb.Command(timeout=2), "sys-1", version)
+    result = await host.system_act(game_id, TOY.pb.Command(timeout=1), "sys-2", version + 1)
     loaded = await host.load(game_id)
     assert loaded.finished and result.version == loaded.version
     entries = gamelog.decode(await store.read(game_id))
@@ -198,3 +223,90 @@ async def test_no_rescue_fires_when_the_ai_played_in_time() -> None:
     clock.now += 31
     assert await scheduler.tick() == 0
     assert await store.version(game_id) == version + 1
+
+
+async def system_commands(table: Table, game_id: str) -> list[str]:
+    """The ids of the commands the server issued itself in this game."""
+    entries = gamelog.decode(await table.store.read(game_id))
+    return [e.command.command_id for e in entries if e.command.system]
+
+
+async def open_window(table: Table, answers: int = 1) -> tuple[str, int, Any, list[int]]:
+    """A game with an open window: its id, the window's id, its closing command and the
+    seats it waits for (read now: the host's cached game moves on as the game does)."""
+    game_id, loaded = await table.play_until_a_window(answers)
+    [(_, close)] = MOODY.deadlines(loaded.state)
+    return game_id, loaded.state.window_id, close, list(MOODY.to_act(loaded.state))
+
+
+async def test_a_window_closes_on_time_however_late_its_answers() -> None:
+    table = Table(deadline=10, players=4)
+    game_id, window, close, waiting = await open_window(table, answers=2)
+    table.clock.now += 9
+    await table.decline(game_id, waiting[0])
+    assert await table.scheduler.tick() == 0
+    table.clock.now += 1
+    assert await table.scheduler.tick() == 1, "10 s after it opened, 1 s after the answer"
+    after = (await table.host.load(game_id)).state
+    assert after.window_id != window or after.phase != MOODY.pb.WINDOW
+    assert close.close_window.window_id == window
+    assert await system_commands(table, game_id) == [
+        f"deadline:{game_id}:{close.SerializeToString().hex()}"]
+    table.clock.now += 60
+    assert await table.scheduler.tick() == 0, "the answer's later version set no second deadline"
+
+
+async def test_the_deadline_of_a_window_everyone_answered_does_nothing() -> None:
+    table = Table(deadline=10)
+    game_id, window, _, _ = await open_window(table)
+    table.clock.now += 5
+    state = (await table.host.load(game_id)).state
+    while state.phase == MOODY.pb.WINDOW and state.window_id == window:
+        await table.decline(game_id, MOODY.to_act(state)[0])
+        state = (await table.host.load(game_id)).state
+    version = await table.store.version(game_id)
+    table.clock.now += 5
+    assert await table.scheduler.tick() == 0  # refused by the rules: that window is closed
+    assert await table.store.version(game_id) == version
+    assert await system_commands(table, game_id) == []
+
+
+async def test_a_system_deadline_queued_per_version_by_an_older_server_still_fires_once() -> None:
+    table = Table(deadline=10)
+    game_id, loaded = await table.play_until_a_window()
+    command = MOODY.deadlines(loaded.state)[0][1].SerializeToString().hex()
+    old = (f'{{"command":"{command}","game_id":"{game_id}","key":"0","kind":"system",'
+           f'"seat":-1,"version":{loaded.version}}}')
+    legacy = Deadline.parse(old)
+    assert legacy.member() == old  # `done` removes exactly what was queued
+    await table.scheduler.queue.schedule(legacy, table.clock.now + 10)
+    table.clock.now += 10
+    assert await table.scheduler.tick() == 1  # the old and the new member: one close
+    assert len(await system_commands(table, game_id)) == 1
+
+
+@needs_redis
+async def test_two_schedulers_close_a_window_once() -> None:
+    import redis.asyncio as aioredis
+
+    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
+    one, two = aioredis.Redis.from_url(REDIS_URL), aioredis.Redis.from_url(REDIS_URL)
+    queue = RedisDeadlines(one, prefix)
+    table = Table(deadline=10, players=4, queue=queue)
+    other = Scheduler(RedisDeadlines(two, prefix), Host(table.store, table.host.games),
+                      clock=table.clock)
+    game_id, _, close, waiting = await open_window(table, answers=2)
+    table.clock.now += 3
+    await table.decline(game_id, waiting[0])
+    assert await queue.pending() == 1  # the window seen at two versions: one deadline
+    table.clock.now += 7
+    fired = await asyncio.gather(table.scheduler.tick(), other.tick())
+    assert sum(fired) == 1 and await queue.pending() == 0
+    assert len(await system_commands(table, game_id)) == 1
+    # A scheduler that lost its lease fires it again: the same command id, nothing happens.
+    version = await table.store.version(game_id)
+    again = Deadline("system", game_id, 0, command=close.SerializeToString().hex())
+    assert await other.fire(again) is False
+    assert await table.store.version(game_id) == version
+    await one.aclose()
+    await two.aclose()

@@ -2,7 +2,8 @@
 
 Two seats take 1 to 3 counters in turn from a pile; whoever takes the last one wins. A random
 draw at setup decides who starts (recorded in the opening event, as every random outcome
-must be). The server may issue a system command `timeout`: the seat to act takes one counter.
+must be). The server may issue a system command `timeout`, naming the turn by the pile it
+began with: the seat to act takes one counter (a turn already over refuses it).
 The messages are built at run time (no .proto file), so the tests need no generated code.
 """
 
@@ -44,7 +45,7 @@ message Update {
   View view = 5;
 }
 message Options { int32 pile = 1; int32 timeout_seconds = 2; int32 idle_seconds = 3; }
-message Command { oneof kind { int32 take = 1; bool timeout = 2; } }
+message Command { oneof kind { int32 take = 1; int32 timeout = 2; } }
 message Opened { int32 pile = 1; int32 first = 2; int32 timeout_seconds = 3; }
 message Took { int32 seat = 1; int32 count = 2; bool forced = 3; }
 message Event { int64 version = 1; oneof kind { Opened opened = 2; Took took = 3; } }
@@ -117,6 +118,8 @@ def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
     if kind == "timeout":
         if seat is not None:
             raise RuleError("SYSTEM_ONLY", "only the server may time a seat out")
+        if command.timeout != state.pile:
+            raise RuleError("STALE_TIMEOUT", "that turn is over")
         return [pb.Event(took=pb.Took(seat=state.turn, count=1, forced=True))]
     if not 1 <= command.take <= 3:
         raise MalformedCommand("BAD_COUNT", "take 1, 2 or 3 counters", "take")
@@ -160,7 +163,7 @@ def observe(event: Any) -> dict[str, float]:
 def deadlines(state: State) -> list[tuple[float, Any]]:
     """With a timeout option, the server takes a counter for a seat that waits too long."""
     if state.timeout and state.winner is None:
-        return [(float(state.timeout), pb.Command(timeout=True))]
+        return [(float(state.timeout), pb.Command(timeout=state.pile))]
     return []
 
 
