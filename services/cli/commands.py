@@ -119,14 +119,18 @@ def load_lines(source: str) -> list[str]:
     if os.path.exists(source):
         with open(source, encoding="utf-8") as f:
             return [line for line in f.read().splitlines() if line.strip()]
-    stub = apb_grpc.ArbiterStub(_channel())
     # A running game's log is the admin's alone (ARBITER_ADMIN_TOKEN); a finished one is public.
+    return list(_ask_server(source, "ExportLog", apb.ExportLogRequest(game_id=source)).lines)
+
+
+def _ask_server(game_id: str, method: str, request: Any) -> Any:
+    """Call arbiter.v1 about a stored game, as the admin when ARBITER_ADMIN_TOKEN is set."""
+    stub = apb_grpc.ArbiterStub(_channel())
     try:
-        reply = stub.ExportLog(apb.ExportLogRequest(game_id=source), metadata=_admin_metadata())
+        return getattr(stub, method)(request, metadata=_admin_metadata())
     except grpc.RpcError as e:
-        raise SystemExit(f"{source!r} is not a file, and the server at {_address()} answered "
+        raise SystemExit(f"{game_id!r} is not a file, and the server at {_address()} answered "
                          f"{e.code().name}: {e.details()}") from None
-    return list(reply.lines)
 
 
 def replay(args: argparse.Namespace) -> Any:
@@ -188,12 +192,7 @@ def verify(args: argparse.Namespace) -> int:
 def _verify_on_server(game_id: str) -> int:
     """A stored game is verified by the server, which holds a running game's seed and uses it
     for the admin (ARBITER_ADMIN_TOKEN)."""
-    stub = apb_grpc.ArbiterStub(_channel())
-    try:
-        reply = stub.VerifyLog(apb.VerifyLogRequest(game_id=game_id), metadata=_admin_metadata())
-    except grpc.RpcError as e:
-        raise SystemExit(f"{game_id!r} is not a file, and the server at {_address()} answered "
-                         f"{e.code().name}: {e.details()}") from None
+    reply = _ask_server(game_id, "VerifyLog", apb.VerifyLogRequest(game_id=game_id))
     if not reply.ok:
         print(f"FAILED: line {reply.first_bad_line}: {reply.reason}")
         return 1

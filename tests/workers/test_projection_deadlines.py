@@ -19,17 +19,10 @@ from services.workers.projections import (
 from services.workers.readmodel import MemoryReadModel, RedisReadModel
 from tests.conftest import REDIS_URL, needs_redis
 from tests.workers.conftest import TOY
+from tests.workers.test_deadlines import Clock
 from tests.workers.test_projection_workers import pending, unique
 
 GAMES = {"toy": TOY}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def scheduler_for(store: Store) -> tuple[Scheduler, Clock]:
