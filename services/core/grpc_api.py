@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -17,6 +18,8 @@ import grpc
 from arbiter.v1 import arbiter_pb2 as apb
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError
@@ -33,6 +36,7 @@ from services.core.host import (
 from services.core.metrics import METRICS
 from services.core.store import StoreUnavailable
 
+log = logging.getLogger("arbiter")
 DOMAIN = "arbiter.dev"
 SEAT_TOKEN = "x-seat-token"
 ADMIN_TOKEN = "x-admin-token"
@@ -69,7 +73,7 @@ def _status_of(error: Exception) -> Rejected | None:
         return Rejected(S.UNAUTHENTICATED, "SEAT_TOKEN_MISSING", str(error))
     if isinstance(error, PermissionDenied):
         return Rejected(S.PERMISSION_DENIED, "SEAT_FORBIDDEN", str(error))
-    if isinstance(error, StoreUnavailable):
+    if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
         return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
                         "the event store cannot be reached; retry with the same command id")
     if isinstance(error, gamelog.BadLog):
@@ -179,11 +183,19 @@ class _Call:
         try:
             if error is None:
                 return False
-            rejected = _status_of(error) if isinstance(error, Exception) else None
-            if rejected is None:
-                cancelled = isinstance(error, (GeneratorExit, asyncio.CancelledError))
-                self.code = "CANCELLED" if cancelled else "UNKNOWN"
+            if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
+                self.code = "CANCELLED"
                 return False
+            if not isinstance(error, Exception) or isinstance(error, grpc.aio.AbortError):
+                self.code = "UNKNOWN"  # the status is already set, or the process is ending
+                return False
+            rejected = _status_of(error)
+            if rejected is None:
+                # A bug, or a library failing: the detail goes to the log, never to the
+                # client (it may name internal addresses, or state the caller must not see).
+                log.error("%s failed", self.labels[2], exc_info=error)
+                rejected = Rejected(grpc.StatusCode.INTERNAL, "INTERNAL",
+                                    "the server failed on this call; the error is in its log")
             self.code = rejected.code.name
             await _abort(self.context, rejected)  # raises: the status goes to the client
             return False

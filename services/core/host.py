@@ -52,6 +52,12 @@ CACHE_SIZE = 10_000
 APPEND_RETRIES = 20
 
 
+def bot_rng(loaded: Loaded, purpose: str, version: int) -> Rng:
+    """A bot's randomness, keyed by the game's secret seed: with a public key, anyone could
+    re-run the bot on every hand it might hold and keep those that give the move it made."""
+    return Rng(hmac.new(loaded.seed, purpose.encode(), hashlib.sha256).digest(), version)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -409,7 +415,7 @@ class Host:
         if not legal:
             return False
         t0 = time.perf_counter()
-        command = bot(view, legal, Rng(f"bot:{game_id}".encode(), version))
+        command = bot(view, legal, bot_rng(loaded, "bot", version))
         METRICS.ai_turn_seconds(game.name).observe(time.perf_counter() - t0)
         try:
             await self.act(game_id, Caller(seat=seat, trusted=True), command,
@@ -536,8 +542,9 @@ class Host:
                             running_too: bool = False) -> list[Any] | None:
         """The events a fork started from, read from its parent here (None: not here).
 
-        A running parent's events are hidden: comparing a submitted log with them would let
-        anyone probe its hands, so they are used only for logs the server itself stored.
+        A parent whose log is not public (running, or itself forked from a running game) has
+        hidden events: comparing a submitted log with them would let anyone probe its hands,
+        so they are used only for logs the server itself stored (`running_too`).
         """
         parent_id, _, at = started.forked_from.rpartition("@")
         if not parent_id or not at.isdigit():
@@ -546,7 +553,7 @@ class Host:
             parent, entries = await self.history(parent_id)
         except NotFound:
             return None
-        if parent.game is not game or not (parent.finished or running_too):
+        if parent.game is not game or not (running_too or await self.log_is_public(parent)):
             return None
         return [game.pb.Event.FromString(e.event) for e in entries[:int(at)]
                 if e.WhichOneof("body") == "event"]

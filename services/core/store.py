@@ -19,7 +19,7 @@ import os
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import IO, Protocol
 
 PARTITIONS = 16
 
@@ -92,6 +92,14 @@ class Store(Protocol):
     async def close(self) -> None: ...
 
 
+def _open_for_appending(path: str) -> IO[str]:
+    """The embedded store's file, readable by its owner only: it holds every running game's
+    seed and hidden cards."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)  # a file an older version left readable to all
+    return open(fd, "a", encoding="utf-8")
+
+
 class MemoryStore:
     """The store contract in process, for `make run` without Redis and for tests.
 
@@ -109,10 +117,10 @@ class MemoryStore:
         self._file = None
         self._path = path or ""
         if path:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
             if os.path.exists(path):
                 self._load(path)
-            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
+            self._file = _open_for_appending(path)
 
     def _load(self, path: str) -> None:
         good = 0
@@ -174,7 +182,7 @@ class MemoryStore:
                 self._file = None
                 try:
                     os.truncate(self._path, end)
-                    self._file = open(self._path, "a", encoding="utf-8")  # noqa: SIM115
+                    self._file = _open_for_appending(self._path)
                 except OSError:
                     pass  # the next append finds no file and reports the store unavailable
                 raise StoreUnavailable(f"cannot write the store's file: {e}") from e

@@ -49,8 +49,8 @@ from typing import Any, Protocol
 
 from arbiter.v1 import arbiter_pb2 as apb
 
-from services.core.decider import Game, Rng, RuleError
-from services.core.host import Caller, Host, NotFound, StaleVersion
+from services.core.decider import Game, RuleError
+from services.core.host import Caller, Host, NotFound, StaleVersion, bot_rng
 
 log = logging.getLogger("arbiter.deadlines")
 
@@ -228,7 +228,7 @@ class Scheduler:
             if not legal:
                 return False
             command = bot(self.host.view_of(loaded, d.seat), legal,
-                          Rng(f"idle:{d.game_id}".encode(), d.version))
+                          bot_rng(loaded, "idle", d.version))
             await self.host.act(d.game_id, Caller(seat=d.seat, trusted=True), command,
                                 f"idle:{d.game_id}:{d.version}:{d.seat}", d.version)
             return True

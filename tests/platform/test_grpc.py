@@ -369,6 +369,34 @@ async def test_a_simulation_runs_one_at_a_time_and_stops_when_its_call_ends(clie
     assert cancelled and cancelled >= 1
 
 
+async def test_a_failure_inside_the_server_is_internal_and_tells_nothing_of_it() -> None:
+    import dataclasses
+
+    bubblee = registry.game("bubblee")
+
+    def broken(state: Any, seat: Any, command: Any, rng: Any) -> Any:
+        raise ValueError(f"a bug that quotes hidden state: {state!r}"[:80])
+
+    game = dataclasses.replace(bubblee, decide=broken)
+    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {"bubblee": game},
+                            MemoryStore())
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            client = Client(channel)
+            created = await client.create()
+            token, _ = await client.mover(created)
+            command = (await client.legal(created.game_id, token)).commands[0]
+            reason, _, _ = await rejected(client.act(created.game_id, token, command),
+                                          grpc.StatusCode.INTERNAL)
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await client.act(created.game_id, token, command)
+            assert reason == "INTERNAL" and "hidden" not in info.value.details()
+            assert (await client.view(created.game_id)).version == created.version
+    finally:
+        await server.stop(None)
+
+
 async def test_unknown_game_is_not_found(client: Client) -> None:
     reason, _, fields = await rejected(client.view("bubblee-0000000000000000"),
                                        grpc.StatusCode.NOT_FOUND)
@@ -555,6 +583,12 @@ async def test_store_down_is_unavailable_and_a_retry_with_the_same_id_is_safe() 
                 client.act(created.game_id, token, command, "retry-me", created.version),
                 grpc.StatusCode.UNAVAILABLE)
             assert reason == "STORE_UNAVAILABLE"
+            # The read models live in Redis too: no internal address in what the client gets.
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await client.call("/arbiter.v1.Arbiter/ListGames", apb.ListGamesRequest(),
+                                  apb.ListGamesResponse)
+            assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "127.0.0.1" not in info.value.details()
             redis_proc = start()
             reply = await client.act(created.game_id, token, command, "retry-me",
                                      created.version)

@@ -378,3 +378,54 @@ def test_bubblee_cascades_are_recorded_by_cause() -> None:
             METRICS.observe(game.name, key, value, 0.001)
         assert count("cascade_depth", label) == depths + 1
         assert count("resolution_seconds", label) == timed + 1
+
+
+async def test_a_fork_of_a_fork_of_a_running_game_is_not_compared_with_its_hidden_prefix(
+        ) -> None:
+    # Comparing a submitted log with stored events answers "equal or not": an oracle for the
+    # hidden events of any game whose log is not public yet.
+    host = Host(MemoryStore(), {GAME.name: GAME}, admin_token="admin")
+    running, _, _, start = await host.create(GAME.name, [Seat("a"), Seat("b")],
+                                             GAME.pb.Options())
+
+    async def play_out(game_id: str) -> None:
+        rng = Rng.for_test(3)
+        loaded = await host.load(game_id)
+        while not loaded.finished:
+            seat = GAME.to_act(loaded.state)[0]
+            command = rng.choice(GAME.legal_actions(loaded.state, seat))
+            await host.act(game_id, Caller(seat=seat, trusted=True), command)
+
+    fork, _, _, _ = await host.fork(running, start)
+    await play_out(fork)  # finished, but its first batch is the running game's
+    forked_again, _, _, _ = await host.fork(fork, start)
+    await play_out(forked_again)
+    _, entries = await host.history(forked_again)
+    assert not await host.log_is_public(await host.load(fork))
+    assert await host.parent_events(GAME, entries[0].started) is None
+    with pytest.raises(gamelog.BadLog):
+        gamelog.verify(GAME, entries, None, await host.parent_events(GAME, entries[0].started))
+
+
+async def test_bots_draw_from_the_games_secret_seed_not_from_public_values() -> None:
+    from services.core.host import bot_rng
+
+    host = Host(MemoryStore(), {GAME.name: GAME})
+    game_id, _, _, _ = await host.create(GAME.name, [Seat("a"), Seat("b")], GAME.pb.Options())
+    loaded = await host.load(game_id)
+    other = dataclasses.replace(loaded, seed=bytes(32))  # same id and version, another seed
+    def draws(x: Any) -> list[int]:
+        rng = bot_rng(x, "bot", 7)
+        return [rng.below(10**9) for _ in range(3)]
+
+    assert draws(loaded) == draws(loaded)  # a redelivered turn plays the same command
+    assert draws(other) != draws(loaded)
+
+
+def test_the_embedded_stores_file_is_readable_by_its_owner_only(tmp_path: Any) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "var" / "arbiter.aof"
+    MemoryStore(str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
