@@ -178,6 +178,8 @@ def greedy_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
         def after_snake(cmd: pb.Command) -> float:
             swap = (view.crown_swap.first, view.crown_swap.second) if view.crown_swap.first \
                 else None
+            if view.crown_swaps_holder_only and seat != view.crown_holder:
+                swap = None  # the Crown changed only its holder's counts
             t = list(tk.tally(mine, swap))
             t[tk.INDEX[cmd.discard_for_snake.price]] -= 5
             return _linear((t[0], t[1], t[2]))

@@ -92,6 +92,7 @@ class Pending:
 class State:
     n: int
     complacency: bool
+    crown_holder_only: bool  # the Crown's swap changes only its holder's counts (ruling 16a)
     faces_in_game: bool  # Palettes or Chess Pieces are in the pool
     pool: tk.Tokens  # every Price Token of this game
     players: tuple[Player, ...]
@@ -177,6 +178,11 @@ def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> list[pb.Event
     if options.complacency and n < 3:
         raise MalformedCommand("BAD_OPTIONS", "the Complacency variant is for 3-5 players")
     pool = token_pool(n, options)
+    if options.crown_swaps_holder_only and not pool[pb.CROWN]:
+        raise MalformedCommand(
+            "BAD_OPTIONS", "crown_swaps_holder_only needs the Crown in the game",
+            "options.crown_swaps_holder_only",
+        )
     first = pb.Event(
         game_set_up=pb.GameSetUp(
             players=n, options=options, pool=tk.to_pb(pool), first_magician=rng.below(n)
@@ -503,6 +509,14 @@ def _decide_crown(state: State, seat: int, cmd: pb.UseCrown, rng: Rng) -> list[p
     return [used, *_reveal(evolve(state, used), rng)]
 
 
+def crown_swap_for(state: State, seat: int) -> tuple[int, int] | None:
+    """The Crown's swap as it applies to `seat`'s counts: everyone's by default, only the
+    holder's with the option (ruling 16a)."""
+    if state.crown_holder_only and seat != state.crown_holder:
+        return None
+    return state.crown_swap
+
+
 def _reveal(state: State, rng: Rng) -> list[pb.Event]:
     """Screens open; the Snakes bite (automatically where only one price reaches 5)."""
     revealed = pb.Event(
@@ -526,7 +540,7 @@ def _reveal(state: State, rng: Rng) -> list[pb.Event]:
 
 
 def _snake_event(state: State, seat: int, price: int) -> pb.Event:
-    removed = tk.snake_discard(state.player(seat).tokens, price, state.crown_swap)
+    removed = tk.snake_discard(state.player(seat).tokens, price, crown_swap_for(state, seat))
     return pb.Event(
         snake_discarded=pb.SnakeDiscarded(seat=seat, price=price, removed=tk.to_pb(removed))
     )
@@ -609,6 +623,7 @@ def evolve(state: State | None, event: pb.Event) -> State:
         return State(
             n=e.players,
             complacency=e.options.complacency,
+            crown_holder_only=e.options.crown_swaps_holder_only,
             faces_in_game=pool[pb.PALETTE] + pool[pb.CHESS] > 0,
             pool=pool,
             players=tuple(Player() for _ in range(e.players)),
@@ -796,7 +811,9 @@ def _evolve_crown_used(state: State, e: pb.CrownUsed) -> State:
 
 
 def _evolve_tokens_revealed(state: State, e: pb.TokensRevealed) -> State:
-    tallies = tuple(tk.tally(p.tokens, state.crown_swap) for p in state.players)
+    tallies = tuple(
+        tk.tally(p.tokens, crown_swap_for(state, s)) for s, p in enumerate(state.players)
+    )
     choosing = tuple(
         s for s, p in enumerate(state.players) if len(tk.snake_choices(p.tokens, tallies[s])) > 1
     )

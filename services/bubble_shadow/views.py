@@ -58,6 +58,7 @@ def view(state: State, seat: int | None) -> pb.View:
         ) if pending else None,
         bag_count=tk.total(state.bag),
         complacency=state.complacency,
+        crown_swaps_holder_only=state.crown_holder_only,
         phase=state.phase,
         final_phase=state.final_phase,
         phase_order=state.phase_order,

@@ -18,6 +18,7 @@ OPTION_SETS = [
     {"all_special_tokens": True},
     {"complacency": True},
     {"complacency": True, "all_special_tokens": True},
+    {"all_special_tokens": True, "crown_swaps_holder_only": True},
 ]
 
 

@@ -12,15 +12,15 @@ from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.rules import legal_actions, signable_ends
 from services.bubble_shadow.views import view
-from services.core.decider import RuleError
+from services.core.decider import MalformedCommand, RuleError
 
 from .helpers import act, decide_events, fold, kinds, last_turn, new_game, play, sign, table, tokens
 
 CROWN_OPTIONS = {"special_tokens": pb.SpecialTokens(crown=True, snakes=5, oysters=2)}
 
 
-def crown_table(holder: int, by_seat: dict[int, tk.Tokens]):  # noqa: ANN201
-    state = last_turn(by_seat, **CROWN_OPTIONS)
+def crown_table(holder: int, by_seat: dict[int, tk.Tokens], **options: object):  # noqa: ANN201
+    state = last_turn(by_seat, **CROWN_OPTIONS, **options)
     players = list(state.players)
     players[holder] = replace(players[holder], front=tk.add(players[holder].front,
                                                             tokens(crown=1)))
@@ -158,6 +158,68 @@ def test_crown_swap_names_two_different_main_prices() -> None:
 
 def test_crown_does_not_touch_oysters() -> None:
     assert tk.tally(tokens(oyster=1, moon=2), (pb.MOON, pb.SILVER)) == (0, 6, 0)
+
+
+def crown_round(holder_only: bool) -> pb.RoundResolved:
+    """The audit's table: seat 2 holds the Crown and swaps Moons and Bubbles. After the last
+    pact seat 0 holds 2 Moons and 1 Silver Coin, seat 1 1 Moon and 2 Bubbles, seat 2 1 Moon
+    and 4 Bubbles."""
+    state = crown_table(2, {0: tokens(moon=3), 1: tokens(silver=1, bubble=2),
+                            2: tokens(moon=1, bubble=4)}, crown_swaps_holder_only=holder_only)
+    _, after = finish_turn(state)
+    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
+                                                                      second=pb.BUBBLE)))
+    return events[kinds(events).index("round_resolved")].round_resolved
+
+
+def counts(t: pb.Tally) -> tuple[int, int, int]:
+    return (t.moons, t.silver, t.bubbles)
+
+
+def test_crown_swaps_every_players_counts_by_default() -> None:
+    resolved = crown_round(holder_only=False)
+    assert counts(resolved.tallies[0]) == (0, 1, 2)  # seat 0's 2 Moons count as Bubbles
+    assert counts(resolved.tallies[1]) == (2, 0, 1)
+    assert counts(resolved.tallies[2]) == (4, 0, 1)  # the holder's own counts too
+
+
+def test_crown_swaps_only_its_holders_counts_with_the_option() -> None:
+    resolved = crown_round(holder_only=True)
+    assert counts(resolved.tallies[0]) == (2, 1, 0)  # unchanged
+    assert counts(resolved.tallies[1]) == (1, 0, 2)  # unchanged
+    assert counts(resolved.tallies[2]) == (4, 0, 1)  # swapped
+
+
+def snake_under_crown(holder_only: bool) -> pb.SnakeDiscarded:
+    """Seat 1 (not the holder) ends with 6 Moons and a Snake; the holder swaps Moons and
+    Bubbles."""
+    state = crown_table(2, {0: tokens(moon=1), 1: tokens(moon=5, silver=1, snake=1),
+                            2: tokens(bubble=1)}, crown_swaps_holder_only=holder_only)
+    _, after = finish_turn(state)
+    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
+                                                                      second=pb.BUBBLE)))
+    return events[kinds(events).index("snake_discarded")].snake_discarded
+
+
+def test_a_snake_discards_by_the_counts_the_crown_left() -> None:
+    # By default seat 1's 6 Moons count as Bubbles: 5 Bubbles go (the Moon tokens).
+    discarded = snake_under_crown(holder_only=False)
+    assert discarded.seat == 1 and discarded.price == pb.BUBBLE
+    assert tk.from_pb(discarded.removed) == tokens(moon=5)
+    # With the option seat 1's counts are untouched: 5 Moons go.
+    discarded = snake_under_crown(holder_only=True)
+    assert discarded.seat == 1 and discarded.price == pb.MOON
+    assert tk.from_pb(discarded.removed) == tokens(moon=5)
+
+
+def test_crown_holder_only_option_needs_a_crown() -> None:
+    with pytest.raises(MalformedCommand) as err:
+        new_game(3, crown_swaps_holder_only=True)
+    assert err.value.code == "BAD_OPTIONS"
+    state, _ = new_game(3, crown_swaps_holder_only=True, all_special_tokens=True)
+    assert state.crown_holder_only
+    assert view(state, 0).crown_swaps_holder_only
+    assert not view(new_game(3)[0], None).crown_swaps_holder_only
 
 
 def test_screens_open_after_the_crown_and_before_the_snakes() -> None:

@@ -6,14 +6,16 @@ import pytest
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
+from services.bubble_shadow.cards import card
 from services.bubble_shadow.rules import eligible_mortals, legal_actions, signable_ends
 from services.core.decider import MalformedCommand, RuleError
 
-from .helpers import act, decide_events, table, tokens
+from .helpers import act, decide_events, fold, table, tokens
 
 M2_B2 = 16  # 2 Moons / 2 Bubbles
 M1_S1 = 0
 M2_S2 = 4
+M2_S3 = 5  # 2 Moons / 3 Silver Coins
 BLANK_MOON_1 = 36
 S1_B1 = 24
 
@@ -172,6 +174,21 @@ def test_rulebook_example_mary_and_william() -> None:
     assert mary.front == tokens(bubble=1)  # he pays as much as he can: his one Bubble
     assert william.front == tokens(moon=2)  # Mary pays him 2 Moons
     assert william.behind == tokens(moon=1)
+
+
+def test_rulebook_example_pact_card_two_moons_for_three_silver_coins() -> None:
+    # "a Pact Card showing 2 Moons on one end and 3 Silver Coins on the other represents that
+    # the two players will trade 2 Moon Tokens for 3 Silver Coin Tokens."
+    assert card(M2_S3).ends == ((pb.MOON, 2), (pb.SILVER, 3))
+    state = table(hands={0: (M2_S3,)}, behind={0: tokens(moon=3), 1: tokens(silver=4)})
+    state = fold(state, decide_events(state, 0, play_cmd(M2_S3, 1)))
+    events = decide_events(state, 1, sign_cmd(1))  # the Mortal takes the Silver Coin end
+    signed = events[0].pact_signed
+    assert (signed.mortal_price.token, signed.mortal_price.quantity) == (pb.SILVER, 3)
+    assert (signed.magician_price.token, signed.magician_price.quantity) == (pb.MOON, 2)
+    magician, mortal = fold(state, events).players[:2]
+    assert magician.front == tokens(silver=3) and magician.behind == tokens(moon=1)
+    assert mortal.front == tokens(moon=2) and mortal.behind == tokens(silver=1)
 
 
 def test_both_pay_as_much_as_they_can() -> None:

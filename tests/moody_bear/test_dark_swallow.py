@@ -138,8 +138,14 @@ def test_a_mace_answers_only_the_dark_swallow() -> None:
 def test_the_dark_swallow_drawer_gets_no_other_card() -> None:
     state, _ = drawn([[], [MACE], [], [], []])
     state, _ = act(state, 1, PLAY_MACE)
-    state, _ = all_decline(state)
+    state, events = all_decline(state)
     assert state.hands[0] == ()
+    # Drawn by passing: once the Swallow is stopped the turn ends and the next seat acts.
+    assert kinds(events)[-1] == "turn_ended"
+    ended = events[-1].turn_ended
+    assert (ended.seat, ended.next) == (0, 1)
+    assert state.phase == TURN and state.turn == 1 and not state.acted
+    assert GAME.to_act(state) == [1]
 
 
 def test_a_dark_swallow_drawn_after_a_rejected_trade_lets_the_turn_go_on() -> None:
