@@ -266,7 +266,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
         return loaded
 
     async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        await load(request.game_id)
+        _need_game_id(request.game_id)
         if len(request.command_id) > MAX_COMMAND_ID:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
                            f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
@@ -274,6 +274,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
                            f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
                            "server's own (bots and deadlines); choose another", "command_id")
+        await load(request.game_id)
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
