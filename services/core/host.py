@@ -48,6 +48,7 @@ SPECTATOR = None
 # Command ids the server issues itself (bots, idle seats, rule deadlines); clients may not.
 SERVER_COMMAND_IDS = ("ai:", "idle:", "deadline:")
 MAX_NAME = 64
+MAX_FORK_DEPTH = 100
 CACHE_SIZE = 10_000
 APPEND_RETRIES = 20
 
@@ -56,6 +57,15 @@ def bot_rng(loaded: Loaded, purpose: str, version: int) -> Rng:
     """A bot's randomness, keyed by the game's secret seed: with a public key, anyone could
     re-run the bot on every hand it might hold and keep those that give the move it made."""
     return Rng(hmac.new(loaded.seed, purpose.encode(), hashlib.sha256).digest(), version)
+
+
+def _same_command(command: Any, recorded: bytes) -> bool:
+    """Compared as messages: fields a newer client sends and we do not know do not count."""
+    first, again = type(command).FromString(recorded), type(command)()
+    again.CopyFrom(command)
+    first.DiscardUnknownFields()
+    again.DiscardUnknownFields()
+    return bool(first == again)
 
 
 def token_hash(token: str) -> str:
@@ -380,7 +390,7 @@ class Host:
             # Another seat's command: its result is not this caller's to claim.
             raise MalformedCommand("COMMAND_ID_TAKEN", "this command id was used for another "
                                    "seat's command; send yours with a new id", "command_id")
-        if record.command != command.SerializeToString():
+        if not _same_command(command, record.command):
             # A client bug that reuses ids would otherwise lose this command without a word.
             raise MalformedCommand("COMMAND_ID_REUSED", "this command id was used for another "
                                    "command; a retry must resend the same command", "command_id")
@@ -526,17 +536,20 @@ class Host:
 
     async def log_is_public(self, loaded: Loaded) -> bool:
         """A finished game's log is public, unless it was forked from a game still running:
-        its first batch holds that game's hidden information."""
-        if not loaded.finished:
-            return False
-        head = gamelog.decode(await self.store.read(loaded.game_id, 0, 1))
-        parent_id = head[0].started.forked_from.rpartition("@")[0]
-        if not parent_id:
-            return True
-        try:
-            return await self.log_is_public(await self.load(parent_id, fresh=True))
-        except NotFound:
-            return False
+        its first batch holds that game's hidden information (so every ancestor must be
+        over too; a chain deeper than MAX_FORK_DEPTH is taken as not public)."""
+        for _ in range(MAX_FORK_DEPTH):
+            if not loaded.finished:
+                return False
+            head = gamelog.decode(await self.store.read(loaded.game_id, 0, 1))
+            parent_id = head[0].started.forked_from.rpartition("@")[0]
+            if not parent_id:
+                return True
+            try:
+                loaded = await self.load(parent_id, fresh=True)
+            except NotFound:
+                return False
+        return False
 
     async def parent_events(self, game: Game, started: apb.GameStarted,
                             running_too: bool = False) -> list[Any] | None:

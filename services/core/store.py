@@ -96,7 +96,8 @@ def _open_for_appending(path: str) -> IO[str]:
     """The embedded store's file, readable by its owner only: it holds every running game's
     seed and hidden cards."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.fchmod(fd, 0o600)  # a file an older version left readable to all
+    if os.fstat(fd).st_uid == os.geteuid():
+        os.fchmod(fd, 0o600)  # a file an older version left readable to all
     return open(fd, "a", encoding="utf-8")
 
 

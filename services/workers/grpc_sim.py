@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -44,6 +45,7 @@ def response_of(report: dict[str, Any]) -> apb.SimulateResponse:
 def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
                      ) -> grpc.GenericRpcHandler:
     running = threading.Event()  # an in-process simulation holds the server's thread
+    pool = ThreadPoolExecutor(1, thread_name_prefix="simulate")
 
     async def run(request: apb.SimulateRequest, context: grpc.aio.ServicerContext
                   ) -> apb.SimulateResponse:
@@ -85,10 +87,13 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
                 if not broker_url:
                     running.clear()
 
+        started = pool.submit(work)
         try:
-            report = await asyncio.get_running_loop().run_in_executor(None, work)
+            report = await asyncio.wrap_future(started)
         finally:
             stop.set()  # a cancelled call stops the games at the next chunk
+            if started.cancelled() and not broker_url:
+                running.clear()  # it never started, so `work` cannot clear it
         return response_of(report)
 
     handler = grpc.unary_unary_rpc_method_handler(

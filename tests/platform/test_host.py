@@ -429,3 +429,30 @@ def test_the_embedded_stores_file_is_readable_by_its_owner_only(tmp_path: Any) -
     path = tmp_path / "var" / "arbiter.aof"
     MemoryStore(str(path))
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+async def test_a_long_fork_chain_is_not_public_and_costs_no_recursion() -> None:
+    from services.core import host as hostmod
+
+    host = Host(MemoryStore(), {GAME.name: GAME}, admin_token="admin")
+    game_id, _, _, start = await host.create(GAME.name, [Seat("a"), Seat("b")],
+                                             GAME.pb.Options())
+    loaded = await host.load(game_id)
+    loaded.finished = True  # every game of the chain over: only the depth can refuse it
+    for _ in range(hostmod.MAX_FORK_DEPTH + 1):
+        game_id, _, _, _ = await host.fork(game_id, start)
+        (await host.load(game_id)).finished = True
+    assert not await host.log_is_public(await host.load(game_id))
+
+
+def test_a_retried_command_is_the_same_whatever_order_its_unknown_fields_come_in() -> None:
+    from services.core.host import _same_command
+
+    known = GAME.pb.Command(drop=GAME.pb.Drop()).SerializeToString()
+    field_200, field_201 = b"\xc0\x0c\x01", b"\xc8\x0c\x02"  # fields a newer client knows
+    first = known + field_200 + field_201
+    again = GAME.pb.Command.FromString(known + field_201 + field_200)
+    assert again.SerializeToString() != first
+    assert _same_command(again, first)
+    assert not _same_command(GAME.pb.Command(drop=GAME.pb.Drop(a=GAME.pb.SkyCell(column=1))),
+                             first)
