@@ -502,14 +502,25 @@ def fx_move(t: Table, steps: int) -> None:
     t.p.phase = "moving"
 
 
+def marked(cell: Json, side: str) -> str:
+    """The wall, hidden passage or cliff drawn on one side of a grid, or ''."""
+    return next((f for f in ("wall", "hidden", "cliff") if side in cell.get(f, "")), "")
+
+
 def edge(t: Table, x: int, y: int, side: str) -> str:
     """What lies between (x, y) and its neighbour on `side`: wall, hidden, cliff or ''."""
     dx, dy = STEPS[side]
-    here, there = mine_cell(t, x, y), mine_cell(t, x + dx, y + dy)
-    for feature in ("wall", "hidden", "cliff"):
-        if side in here.get(feature, "") or OPPOSITE[side] in there.get(feature, ""):
-            return feature
-    return ""
+    marks = {marked(mine_cell(t, x, y), side), marked(mine_cell(t, x + dx, y + dy), OPPOSITE[side])}
+    return next((f for f in ("wall", "hidden", "cliff") if f in marks), "")
+
+
+def blocks(feature: str, items: list[str]) -> bool:
+    """A wall cannot be passed; nor can a hidden passage without the magnifier (I13)."""
+    return feature == "wall" or (feature == "hidden" and "I13" not in items)
+
+
+def barrier(feature: str) -> str:
+    return "a wall" if feature == "wall" else "a hidden passage (you need a magnifier)"
 
 
 def move(t: Table, side: str, pay_hp: bool = False) -> None:
@@ -520,17 +531,20 @@ def move(t: Table, side: str, pay_hp: bool = False) -> None:
     if not (0 <= x < 6 and 0 <= y < 6):
         raise RuleError("EDGE_OF_MINE", "the mine ends there")
     tile = (y // 2) * 3 + x // 2
-    flipped = not m.faceup[tile]
-    if flipped:
+    if not m.faceup[tile]:
+        # Only Eila's own grid is seen: a wall drawn there blocks before anything turns over.
+        seen = marked(mine_cell(t, m.x, m.y), side)
+        if blocks(seen, t.p.items):
+            raise RuleError("BLOCKED", f"{barrier(seen)} blocks the way")
         m.faceup[tile] = True
         t.say(f"tile {m.tiles[tile]} turned over")
-    feature = edge(t, m.x, m.y, side)
-    if feature == "wall" or (feature == "hidden" and "I13" not in t.p.items):
-        if flipped:  # a wall behind a face-down tile: stay, the move is not spent
-            t.say("a wall: Eila stays where she is")
+        found = edge(t, m.x, m.y, side)
+        if blocks(found, t.p.items):  # on the tile's side: back, without spending the move
+            t.say(f"{barrier(found)}: Eila stays where she is")
             return
-        raise RuleError("BLOCKED", f"a {'wall' if feature == 'wall' else 'hidden passage'} "
-                        "blocks the way" + ("" if feature == "wall" else " (you need a magnifier)"))
+    feature = edge(t, m.x, m.y, side)
+    if blocks(feature, t.p.items):
+        raise RuleError("BLOCKED", f"{barrier(feature)} blocks the way")
     if feature == "cliff" and "I12" not in t.p.items:  # "Cost 1 Energy or 1 HP": her choice
         if t.p.res["energy"] and not pay_hp:
             t.lose("energy", 1)

@@ -367,17 +367,19 @@ def free_actions(p: Play, ix: Index) -> list[Any]:
 
 
 def can_step(p: Play, ix: Index, side: str) -> bool:
-    """Whether a step that way is accepted (a face-down tile may still turn out walled)."""
+    """Whether a step that way is accepted. Toward a face-down tile only Eila's own grid is
+    looked at (a wall on the tile's side is found by turning it over), so the offer tells
+    nothing of what the tile hides."""
     m = p.mine
     assert m is not None
     dx, dy = engine.STEPS[side]
     x, y = m.x + dx, m.y + dy
     if not (0 <= x < 6 and 0 <= y < 6):
         return False
+    t = Table(p, ix, ReplayDice([]), [])
     if not m.faceup[(y // 2) * 3 + x // 2]:
-        return True
-    feature = engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side)
-    return feature not in ("wall",) and not (feature == "hidden" and "I13" not in p.items)
+        return not engine.blocks(engine.marked(engine.mine_cell(t, m.x, m.y), side), p.items)
+    return not engine.blocks(engine.edge(t, m.x, m.y, side), p.items)
 
 
 def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:

@@ -9,8 +9,8 @@ from arbiter.eila.v1 import eila_pb2 as pb
 from services.core.decider import RuleError
 from services.eila import GAME
 from services.eila.data import default_index
-from services.eila.engine import Mine, ReplayDice, State, Table
-from tests.eila.helpers import act, choose, present, start
+from services.eila.engine import Mine, ReplayDice, State, Table, move
+from tests.eila.helpers import act, choose, night, present, start, submit
 
 # ---- chapter 2: quizzes ------------------------------------------------------------------
 
@@ -123,11 +123,34 @@ def test_a_wall_cannot_be_passed() -> None:
     assert e.value.code == "BLOCKED"
 
 
+def moves_offered(state: State) -> list[int]:
+    return [c.move.direction for c in GAME.legal_actions(state, 0)
+            if c.WhichOneof("kind") == "move"]
+
+
 def test_a_wall_behind_a_face_down_tile_returns_without_spending_the_move() -> None:
-    state = act(in_mine(1, 2, moves=2, faceup=(0, 3)), step(E))
+    """*"you may encounter a wall when entering a face-down tile … return to the previous grid
+    without spending the move"*: M2b's wall on its SE grid's east side, met from the east."""
+    state = in_mine(2, 2, moves=2, faceup=(0, 4))
+    mine = state.play.mine  # type: ignore[union-attr]
+    mine.tiles[4], mine.tiles[6] = "M3c", "M3b"  # nothing drawn on Eila's side of the edge
+    assert W in moves_offered(state)
+    state = act(state, step(W))
     p = state.play
     assert p is not None and p.mine is not None
-    assert (p.mine.x, p.mine.y, p.moves) == (1, 2, 2) and p.mine.faceup[4]
+    assert (p.mine.x, p.mine.y, p.moves) == (2, 2, 2) and p.mine.faceup[3]
+
+
+def test_a_wall_seen_on_eilas_grid_blocks_a_face_down_tile_without_turning_it_over() -> None:
+    """M2b's SE grid shows a wall on its east side: no step there, and no free look at the
+    face-down tile beyond."""
+    state = in_mine(1, 2, moves=2, faceup=(0, 3))
+    assert E not in moves_offered(state)
+    p = state.play
+    assert p is not None and p.mine is not None
+    with pytest.raises(RuleError) as e:
+        move(Table(p, default_index(), ReplayDice([]), []), "E")
+    assert e.value.code == "BLOCKED" and not p.mine.faceup[4]
 
 
 def test_a_cliff_costs_1_energy() -> None:
@@ -285,6 +308,14 @@ def test_the_mountain_goal_needs_the_summit_too() -> None:
     p.nested = "L09"
     state = act(state, choose(0))  # scramble to the summit
     assert state.play is not None and state.play.result == "won"
+
+
+def test_the_mountain_goal_is_not_won_below_the_summit() -> None:
+    state = night(start(5, single=True), stone=2, knowledge=2)
+    state = act(act(state, submit(pb.STONE, 2)), submit(pb.KNOWLEDGE, 2))
+    p = state.play
+    assert p is not None and p.submitted == {"stone": 2, "knowledge": 2}
+    assert p.location == "L01" and p.result == "" and p.phase == "night"
 
 
 # ---- alternative endings, endings across chapters, advanced mode ----------------------------

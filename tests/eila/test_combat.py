@@ -38,6 +38,14 @@ def test_shield_face_is_2_and_prevents_1_hp_loss() -> None:
     assert p is not None and p.hp == p.max_hp and p.combat is None
 
 
+def test_a_shield_does_not_cancel_the_hp_lost_to_fear_overflow() -> None:
+    """Clockwork Cat (212) lost at Fear 8 on a shield face: its −1 HP is cancelled, but the
+    +1 Fear beyond 8 still costs 1 HP."""
+    state = act(present(start(2), "212", fear=8), choose(0), draws=[1])  # 2 against 4
+    p = act(state, FIGHT).play
+    assert p is not None and p.res["fear"] == 8 and p.hp == p.max_hp - 1 and p.combat is None
+
+
 def test_equal_combat_value_wins() -> None:
     state = act(fight_rat(2), FIGHT)  # 3 >= 3
     p = state.play

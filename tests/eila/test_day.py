@@ -87,7 +87,7 @@ def test_save_box_holds_only_items_habits_and_support_cards() -> None:
 
 
 def test_reveal_puts_the_top_card_in_the_present() -> None:
-    state = act(start(0), choose(0))  # 001 A: eat the crust
+    state = act(start(0), choose(0))  # 001 A: wrap the crust up
     assert state.play is not None and state.play.present == "002"
 
 
@@ -107,13 +107,22 @@ def test_effects_execute_left_to_right() -> None:
 
 
 def test_card_placed_in_the_future() -> None:
-    state = act(start(0), choose(0))
-    assert state.play is not None and state.play.future == ["001"]
+    state = act(start(0), choose(1))  # 001 B goes to the Future, after the 006 it fetched
+    assert state.play is not None and state.play.future == ["006", "001"]
 
 
 def test_card_placed_in_the_past() -> None:
-    state = act(start(0), choose(1))  # 001 B goes to the Past
+    state = act(start(0), choose(0))  # 001 A goes to the Past
     assert state.play is not None and state.play.past == ["001"]
+
+
+def test_card_001_option_a_gains_food_and_option_b_proceeds_the_story() -> None:
+    """*"Using event card 001 as an example, you may choose Option A to gain food or choose
+    Option B to proceed the story"*: B fetches the chapter's next story card, 006."""
+    p = act(start(0), choose(0)).play
+    assert p is not None and p.res["food"] == 1 and "006" in p.decks["blue"]
+    p = act(start(0), choose(1)).play
+    assert p is not None and p.res["food"] == 0 and "006" in p.future
 
 
 def test_card_returns_to_its_original_deck() -> None:
@@ -209,6 +218,14 @@ def test_prerequisites_count_what_the_option_gained_before() -> None:
         act(state, choose(0))
     # ...while 105 A (-1 Food, +2 Energy) only needs the Food it pays first.
     assert act(present(start(1), "105", food=1), choose(0)).play.res["energy"] == 1 + 2  # type: ignore[union-attr]
+    # A gain earlier in the option pays for a later − effect, as far as storage takes it.
+    p = present(start(1), "101", food=0, coin=0).play
+    assert p is not None
+    option = {"text": "t", "place": "past",
+              "effects": [{"gain": {"coin": 2}}, {"lose": {"coin": 2}}]}
+    assert engine.why_unavailable(p, default_index(), option) == ""
+    p.res["food"] = 7  # room for 1 Coin only
+    assert "coin" in engine.why_unavailable(p, default_index(), option)
 
 
 def test_fear_taken_before_a_minus_effect_can_push_out_what_it_needs() -> None:

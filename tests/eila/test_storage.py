@@ -21,7 +21,7 @@ def test_acquiring_takes_only_what_fits() -> None:
 
 
 def test_intangible_resources_share_8_slots() -> None:
-    state = act(present(start(0), "001", knowledge=5, energy=3), choose(0))  # +1 Energy
+    state = act(present(start(0), "002", knowledge=5, energy=3), choose(1))  # +1 Energy
     assert state.play is not None and state.play.res["energy"] == 3
 
 

@@ -14,7 +14,7 @@ def test_the_view_shows_the_present_card_and_its_options() -> None:
     v = GAME.view(start(0), 0)
     assert v.present.id == "001" and v.present.title == "A Rumbling Tummy"
     assert [o.label for o in v.present.options] == ["A", "B"]
-    assert "+1 energy" in v.present.options[0].text and "Future" in v.present.options[0].text
+    assert "+1 food" in v.present.options[0].text and "Past" in v.present.options[0].text
 
 
 def test_the_view_says_why_an_option_is_unavailable() -> None:
