@@ -110,10 +110,16 @@ def build_index(content: Content) -> Index:
     )
 
 
+# Raise it with every change to how the engine plays (the content files count by themselves):
+# a game replays exactly only under the rules and content it was played with.
+RULES_VERSION = 2  # 2: a wall seen on Eila's own grid blocks a step toward a face-down tile
+
+
 @cache
 def content_version() -> str:
-    """A fingerprint of the content files: logs replay exactly only with the same content."""
-    digest = hashlib.sha256()
+    """A fingerprint of the rules and the content files: logs replay exactly only with the
+    same ones, and a game played with others is refused rather than replayed wrongly."""
+    digest = hashlib.sha256(f"rules {RULES_VERSION}\0".encode())
     for path in sorted(DATA_DIR.glob("*.json")):
         if path.name != "schema.json":
             digest.update(path.name.encode() + b"\0" + path.read_bytes())

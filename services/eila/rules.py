@@ -179,6 +179,11 @@ def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
 def evolve(state: State | None, event: Any) -> State:
     kind = event.WhichOneof("kind")
     if kind == "started":
+        played_with = event.started.content_version
+        if played_with and played_with != content_version():
+            raise RuleError("RULES_CHANGED", f"this game was played with rules and content "
+                            f"{played_with}; this server has {content_version()}, so it "
+                            "cannot replay it")
         log: list[str] = []
         new = new_state(event.started.options, ReplayDice(list(event.started.draws)), log)
         new.log = log[-engine.LOG_KEEP:]

@@ -87,12 +87,15 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
                 if not broker_url:
                     running.clear()
 
-        started = pool.submit(work)
+        # In process: the server's one simulation thread. With a broker: any thread, since
+        # the games run on the Celery workers and several simulations may wait at once.
+        started = None if broker_url else pool.submit(work)
         try:
-            report = await asyncio.wrap_future(started)
+            report = await (asyncio.wrap_future(started) if started else
+                            asyncio.get_running_loop().run_in_executor(None, work))
         finally:
             stop.set()  # a cancelled call stops the games at the next chunk
-            if started.cancelled() and not broker_url:
+            if started is not None and started.cancelled():
                 running.clear()  # it never started, so `work` cannot clear it
         return response_of(report)
 

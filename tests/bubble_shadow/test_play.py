@@ -54,6 +54,15 @@ def test_every_legal_action_is_accepted_and_replay_matches() -> None:
             step += 1
 
 
+def test_greedy_bots_play_the_crown_option_to_the_end() -> None:
+    """The greedy bot weighs the Crown's swap only on the counts it applies to."""
+    for seed in range(3):
+        state, steps = play_game(4, seed, ["greedy", "random", "greedy", "random"],
+                                 all_special_tokens=True, crown_swaps_holder_only=True)
+        outcome = GAME.outcome(state)
+        assert outcome is not None and outcome.winners and steps > 0
+
+
 def test_same_seed_same_game() -> None:
     a, _ = play_game(4, 5, ["random", "greedy", "random", "greedy"], all_special_tokens=True)
     b, _ = play_game(4, 5, ["random", "greedy", "random", "greedy"], all_special_tokens=True)

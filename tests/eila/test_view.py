@@ -94,3 +94,14 @@ def test_the_opening_event_names_the_content_version() -> None:
     [event] = GAME.setup(pb.Options(), [Seat("eila")], Rng(b"v", 0))
     assert event.started.content_version == content_version() and len(content_version()) == 16
     assert "chapter 0 begins" in event.started.log[0]
+
+
+def test_a_game_played_with_other_rules_or_content_is_refused_not_replayed_wrongly() -> None:
+    from services.core.decider import Seat
+    from services.eila.rules import evolve
+
+    event = GAME.setup(pb.Options(), [Seat("eila")], Rng.for_test(0))[0]
+    event.started.content_version = "0123456789abcdef"
+    with pytest.raises(RuleError) as refused:
+        evolve(None, event)
+    assert refused.value.code == "RULES_CHANGED" and "0123456789abcdef" in refused.value.message
