@@ -487,11 +487,16 @@ STEPS = {"N": (0, 1), "E": (1, 0), "S": (0, -1), "W": (-1, 0)}
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E"}
 
 
+def tile_index(x: int, y: int) -> int:
+    """The map tile (0-8) holding the grid (x, y): tiles are 2x2 grids, 3 to a row."""
+    return (y // 2) * 3 + x // 2
+
+
 def mine_cell(t: Table, x: int, y: int) -> Json:
     """The grid at (x, y): cells are listed SW, SE, NW, NE within their tile."""
     m = t.p.mine
     assert m is not None
-    tile = t.ix.extra[m.tiles[(y // 2) * 3 + x // 2]]
+    tile = t.ix.extra[m.tiles[tile_index(x, y)]]
     cell: Json = tile["cells"][(y % 2) * 2 + x % 2]
     return cell
 
@@ -514,6 +519,17 @@ def edge(t: Table, x: int, y: int, side: str) -> str:
     return next((f for f in ("wall", "hidden", "cliff") if f in marks), "")
 
 
+def known_edge(t: Table, side: str) -> str:
+    """What Eila can see of the edge on `side` of her grid: all of it when the tile beyond is
+    face up, else only what is drawn on her own grid."""
+    m = t.p.mine
+    assert m is not None
+    dx, dy = STEPS[side]
+    if m.faceup[tile_index(m.x + dx, m.y + dy)]:
+        return edge(t, m.x, m.y, side)
+    return marked(mine_cell(t, m.x, m.y), side)
+
+
 def blocks(feature: str, items: list[str]) -> bool:
     """A wall cannot be passed; nor can a hidden passage without the magnifier (I13)."""
     return feature == "wall" or (feature == "hidden" and "I13" not in items)
@@ -530,21 +546,17 @@ def move(t: Table, side: str, pay_hp: bool = False) -> None:
     x, y = m.x + dx, m.y + dy
     if not (0 <= x < 6 and 0 <= y < 6):
         raise RuleError("EDGE_OF_MINE", "the mine ends there")
-    tile = (y // 2) * 3 + x // 2
-    if not m.faceup[tile]:
-        # Only Eila's own grid is seen: a wall drawn there blocks before anything turns over.
-        seen = marked(mine_cell(t, m.x, m.y), side)
-        if blocks(seen, t.p.items):
-            raise RuleError("BLOCKED", f"{barrier(seen)} blocks the way")
-        m.faceup[tile] = True
-        t.say(f"tile {m.tiles[tile]} turned over")
-        found = edge(t, m.x, m.y, side)
-        if blocks(found, t.p.items):  # on the tile's side: back, without spending the move
-            t.say(f"{barrier(found)}: Eila stays where she is")
-            return
-    feature = edge(t, m.x, m.y, side)
+    feature = known_edge(t, side)  # a wall she can see blocks before anything turns over
     if blocks(feature, t.p.items):
         raise RuleError("BLOCKED", f"{barrier(feature)} blocks the way")
+    tile = tile_index(x, y)
+    if not m.faceup[tile]:
+        m.faceup[tile] = True
+        t.say(f"tile {m.tiles[tile]} turned over")
+        feature = edge(t, m.x, m.y, side)
+        if blocks(feature, t.p.items):  # on the tile's side: back, without spending the move
+            t.say(f"{barrier(feature)}: Eila stays where she is")
+            return
     if feature == "cliff" and "I12" not in t.p.items:  # "Cost 1 Energy or 1 HP": her choice
         if t.p.res["energy"] and not pay_hp:
             t.lose("energy", 1)
@@ -594,7 +606,7 @@ def fx_cover(t: Table, _: Any) -> None:
 def at_shelter(p: Play, ix: Index) -> bool:
     if p.mine is not None:
         m = p.mine
-        tile = ix.extra[m.tiles[(m.y // 2) * 3 + m.x // 2]]
+        tile = ix.extra[m.tiles[tile_index(m.x, m.y)]]
         return bool(tile["cells"][(m.y % 2) * 2 + m.x % 2].get("shelter"))
     if p.location:
         return bool(ix.extra[p.location].get("shelter"))

@@ -378,13 +378,9 @@ def can_step(p: Play, ix: Index, side: str) -> bool:
     m = p.mine
     assert m is not None
     dx, dy = engine.STEPS[side]
-    x, y = m.x + dx, m.y + dy
-    if not (0 <= x < 6 and 0 <= y < 6):
+    if not (0 <= m.x + dx < 6 and 0 <= m.y + dy < 6):
         return False
-    t = Table(p, ix, ReplayDice([]), [])
-    if not m.faceup[(y // 2) * 3 + x // 2]:
-        return not engine.blocks(engine.marked(engine.mine_cell(t, m.x, m.y), side), p.items)
-    return not engine.blocks(engine.edge(t, m.x, m.y, side), p.items)
+    return not engine.blocks(engine.known_edge(Table(p, ix, ReplayDice([]), []), side), p.items)
 
 
 def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
@@ -396,7 +392,7 @@ def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
     m = p.mine
     assert m is not None
     dx, dy = engine.STEPS[side]
-    if not m.faceup[((m.y + dy) // 2) * 3 + (m.x + dx) // 2]:
+    if not m.faceup[engine.tile_index(m.x + dx, m.y + dy)]:
         return True
     return engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side) == "cliff"
 
