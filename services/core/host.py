@@ -308,7 +308,8 @@ class Host:
                     continue
                 # A retry of a command that was applied (maybe by another server) is not an
                 # error: answer with its first result.
-                if command_id and (dup := await self._replayed(loaded, command_id, seat, command)):
+                dup = command_id and await self._replayed(loaded, command_id, seat, command)
+                if dup:
                     return dup
                 raise
             entries, state, finished = self._entries(loaded, seat, command, command_id, events)
