@@ -113,10 +113,11 @@ def _start(port: int, workdir: str, args: list[str]) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL)
 
 
-def start_standalone() -> RedisServers:
+def start_standalone(args: list[str] | None = None) -> RedisServers:
+    """A redis-server; `args` are more of its options (e.g. --replicaof HOST PORT)."""
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="arbiter-redis-")
-    proc = _start(port, workdir, [])
+    proc = _start(port, workdir, list(args or []))
     servers = RedisServers([port], [proc], workdir)
     try:
         _wait_listening(port, proc)
@@ -159,7 +160,8 @@ def start_cluster(masters: int = 3, replicas: int = 1, node_timeout_ms: int = 20
 
 def wait_cluster_ok(cli: str, ports: list[int], replicas: int = 0, seconds: float = 30
                     ) -> None:
-    """Until every node says the cluster is ok and sees `replicas` replicas."""
+    """Until every node says the cluster is ok and sees `replicas` replicas, and every replica
+    has finished its first sync."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         states = []
@@ -168,7 +170,12 @@ def wait_cluster_ok(cli: str, ports: list[int], replicas: int = 0, seconds: floa
                                  text=True, timeout=5).stdout
             nodes = subprocess.run([cli, "-p", str(p), "cluster", "nodes"],
                                    capture_output=True, text=True, timeout=5).stdout
-            states.append("cluster_state:ok" in out and nodes.count("slave ") >= replicas)
+            repl = subprocess.run([cli, "-p", str(p), "info", "replication"],
+                                  capture_output=True, text=True, timeout=5).stdout
+            # A replica counts once its first sync is done: before, WAIT sees no replica.
+            synced = "role:master" in repl or "master_link_status:up" in repl
+            states.append("cluster_state:ok" in out and nodes.count("slave ") >= replicas
+                          and synced)
         if all(states):
             return
         time.sleep(0.1)

@@ -1,26 +1,48 @@
-"""The event store on Redis Streams: what a deployment uses.
+"""The event store on Redis Streams: what a deployment uses, on a standalone Redis or on a
+Redis Cluster (`connect` finds out which).
 
-Keys of one game share a hash tag with its partition feed, so one script touches one slot
-and the layout works on Redis Cluster:
+Every key of a game carries its partition's hash tag (`partition_tag`), shared with the
+partition's feed, so an append is one script on one slot and partitions spread evenly over
+a cluster's masters:
 
-    arbiter:{p<n>}:log:<game>    stream, entry id "<version>-0", field e = LogEntry bytes
-    arbiter:{p<n>}:cmd:<game>    hash, command id -> "<first>:<last>"
-    arbiter:{p<n>}:meta:<game>   hash, version, game, seed, seat token hashes...
-    arbiter:{p<n>}:feed          stream, one entry per appended batch (g, first, last)
+    arbiter:{<tag>}:log:<game>    stream, entry id "<version>-0", field e = LogEntry bytes
+    arbiter:{<tag>}:cmd:<game>    hash, command id -> "<first>:<last>"
+    arbiter:{<tag>}:meta:<game>   hash, version, game, seed, seat token hashes...
+    arbiter:{<tag>}:feed          stream, one entry per appended batch (g, first, last)
 
-Nothing is ever trimmed: the streams are the source of truth.
+<tag> is "p<n>.<k>" for partition n (services/core/partitions.py). Nothing is ever trimmed:
+the streams are the source of truth.
+
+With ARBITER_REDIS_WAIT_REPLICAS=N (N > 0) an append is answered only after N replicas of its
+master acknowledged it (Redis WAIT, sent on the same connection right behind the script:
+WAIT counts that connection's own writes). Fewer acknowledgements within half the Redis
+timeout answer unavailable; the batch stays on the master, and a retry with the same command
+id is answered from the command index after a WAIT of its own. That WAIT covers the first
+batch even on another connection: Redis sets a connection's WAIT offset to the master's
+offset after every command it runs, reads included.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisClusterException,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.core.partitions import partition_tag
+from services.core.redis_conn import connect, node_client, redis_timeout
 from services.core.store import Appended, Conflict, FeedEntry, StoreUnavailable, partition_of
 
 # KEYS: log, cmd, meta, feed. ARGV: expected, command id, game id, n, n entries, meta k/v...
@@ -54,26 +76,46 @@ return {'ok', range}
 
 # The store cannot take the call now; nothing was written (a script stops at its first write
 # when Redis is out of memory or a read-only replica), so the same command id can be retried.
-DOWN = (RedisConnectionError, RedisTimeoutError, OutOfMemoryError, ReadOnlyError, OSError)
+# The cluster's errors are those of a failover in progress (a slot moving, no master yet).
+DOWN = (RedisConnectionError, RedisTimeoutError, OutOfMemoryError, ReadOnlyError, OSError,
+        ClusterDownError, TryAgainError, MovedError, AskError, RedisClusterException)
+
+
+def wait_replicas_from_env() -> int:
+    return int(os.environ.get("ARBITER_REDIS_WAIT_REPLICAS", "") or 0)
 
 
 def _tag(game_id: str) -> str:
-    return f"arbiter:{{p{partition_of(game_id)}}}"
+    return f"arbiter:{{{partition_tag(partition_of(game_id))}}}"
 
 
 def log_key(game_id: str) -> str:
     return f"{_tag(game_id)}:log:{game_id}"
 
 
+def meta_key(game_id: str) -> str:
+    return f"{_tag(game_id)}:meta:{game_id}"
+
+
 def feed_key(partition: int) -> str:
-    return f"arbiter:{{p{partition}}}:feed"
+    return f"arbiter:{{{partition_tag(partition)}}}:feed"
 
 
 class RedisStore:
-    def __init__(self, url: str) -> None:
-        # Typed as Any: redis-py's stubs do not know that replies are bytes here.
-        self.redis: Any = aioredis.Redis.from_url(url, max_connections=256)
+    def __init__(self, url: str, wait_replicas: int | None = None,
+                 timeout: float | None = None) -> None:
+        self.timeout = redis_timeout() if timeout is None else timeout
+        try:
+            # Typed as Any: redis-py's stubs do not know that replies are bytes here.
+            self.redis: Any = connect(url, timeout=self.timeout)
+        except DOWN as e:
+            # Whether it is a cluster node decides the client: nothing to do without it.
+            raise StoreUnavailable(f"cannot reach Redis to start: {e}") from e
+        self.cluster = isinstance(self.redis, RedisCluster)
+        self.wait_replicas = wait_replicas_from_env() if wait_replicas is None else wait_replicas
+        self.closed = False
         self._append = self.redis.register_script(APPEND)
+        self._nodes: dict[str, Any] = {}  # a cluster node's name -> a plain client (WAIT mode)
 
     def _keys(self, game_id: str) -> list[str]:
         tag = _tag(game_id)
@@ -92,14 +134,56 @@ class RedisStore:
         args.extend(entries)
         for k, v in (meta or {}).items():
             args.extend((k, v))
+        keys = self._keys(game_id)
         try:
-            status, value = await self._append(keys=self._keys(game_id), args=args)
+            if self.wait_replicas:
+                status, value = await self._append_and_wait(keys, args)
+            else:
+                status, value = await self._append(keys=keys, args=args)
         except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         if status == b"conflict":
             raise Conflict(int(value))
         first, last = (int(x) for x in value.split(b":"))
         return Appended(first, last, duplicate=status == b"duplicate")
+
+    async def _append_and_wait(self, keys: list[str], args: list[bytes | str | int]
+                               ) -> tuple[bytes, bytes]:
+        """The script, then WAIT, on one connection of the master that holds the game."""
+        client = await self._client_for(keys[0])
+        pipe = client.pipeline(transaction=False)
+        # EVAL, not EVALSHA: a pipeline cannot load a missing script halfway. Redis keeps the
+        # compiled script by its hash, so only the text travels again.
+        pipe.eval(APPEND, len(keys), *keys, *args)
+        pipe.wait(self.wait_replicas, max(1, int(self.timeout * 500)))
+        try:
+            (status, value), acked = await pipe.execute()
+        except DOWN:
+            if self.cluster:
+                await self._refresh(keys[0])
+            raise
+        if status != b"conflict" and acked < self.wait_replicas:
+            raise StoreUnavailable(
+                f"{acked} of {self.wait_replicas} replicas acknowledged the append in time")
+        return status, value
+
+    async def _client_for(self, key: str) -> Any:
+        if not self.cluster:
+            return self.redis
+        await self.redis.initialize()
+        node = self.redis.get_node_from_key(key)
+        client = self._nodes.get(node.name)
+        if client is None:
+            client = self._nodes[node.name] = node_client(self.redis, node.host, node.port)
+        return client
+
+    async def _refresh(self, key: str) -> None:
+        """Let the cluster client learn where `key` lives now (after a failover): a read
+        through it follows a MOVED reply, or refreshes its slot map after a dead node."""
+        try:
+            await self.redis.exists(key)
+        except DOWN:
+            pass  # still failing over: the caller reports unavailable, the client retries
 
     async def read(self, game_id: str, after: int = 0, limit: int = 0) -> list[bytes]:
         try:
@@ -127,24 +211,28 @@ class RedisStore:
 
     async def meta(self, game_id: str) -> dict[str, str]:
         try:
-            raw = await self.redis.hgetall(self._keys(game_id)[2])
+            raw = await self.redis.hgetall(meta_key(game_id))
         except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return {k.decode(): v.decode() for k, v in raw.items()}
 
     async def wait(self, game_id: str, after: int, timeout: float) -> bool:
+        # A blocked read must end before the connection's timeout does (that would read as
+        # Redis down): wait at most half of it; callers loop on False.
+        block = min(timeout, self.timeout / 2)
         try:
             rows = await self.redis.xread(
-                {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(timeout * 1000))
-            )
+                {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(block * 1000)))
         except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return bool(rows)
 
     async def game_ids(self) -> list[str]:
+        """Every game, from every master of a cluster (the cluster client scans each)."""
         try:
-            ids = [key.decode().rsplit(":meta:", 1)[1] async for key in
-                   self.redis.scan_iter(match="arbiter:{p*}:meta:*", count=1000)]
+            # "p*.*": this layout's tags only, not the 16 "{p<n>}" of the layout before it.
+            ids = [raw.decode().rsplit(":meta:", 1)[1] async for raw in
+                   self.redis.scan_iter(match="arbiter:{p*.*}:meta:*", count=1000)]
         except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return sorted(ids)
@@ -160,5 +248,19 @@ class RedisStore:
             for fid, f in rows
         ]
 
+    async def ping(self) -> bool:
+        """Whether Redis answers now (every master of a cluster); never raises."""
+        try:
+            if self.cluster:
+                await self.redis.ping(target_nodes=RedisCluster.PRIMARIES)
+            else:
+                await self.redis.ping()
+        except DOWN:
+            return False
+        return True
+
     async def close(self) -> None:
+        self.closed = True
+        for client in self._nodes.values():
+            await client.aclose()
         await self.redis.aclose()

@@ -20,7 +20,7 @@ from prometheus_client import start_http_server
 from services.core import grpc_api
 from services.core.decider import Game
 from services.core.host import Host
-from services.core.store import MemoryStore, Store
+from services.core.store import MemoryStore, Store, StoreUnavailable
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
 
@@ -38,6 +38,7 @@ class Config:
     games: list[str] = field(default_factory=list)  # empty: every game
     max_concurrent_rpcs: int = 2000
     max_watches: int = 1000  # each idle Watch waits on its own Redis connection
+    health_seconds: float = 1.0  # how often health pings the store (Redis)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -79,6 +80,29 @@ def _ai_done(task: asyncio.Task[Any]) -> None:
         log.error("AI turn failed", exc_info=task.exception())
 
 
+_background: set[asyncio.Task[Any]] = set()
+
+
+async def watch_store(store: Any, servicer: health.aio.HealthServicer, names: list[str],
+                      every: float) -> None:
+    """Health follows the store: NOT_SERVING while it does not answer a ping (each ping is
+    bounded by the Redis timeout), SERVING again once it does. Ends when the store closes."""
+    serving = True
+    while not store.closed:
+        answers = await store.ping()
+        if answers != serving and not store.closed:
+            serving = answers
+            status = health_pb2.HealthCheckResponse.SERVING if serving else \
+                health_pb2.HealthCheckResponse.NOT_SERVING
+            for n in names:
+                await servicer.set(n, status)
+            if serving:
+                log.warning("the event store answers again: serving")
+            else:
+                log.error("the event store does not answer: health is NOT_SERVING")
+        await asyncio.sleep(every)
+
+
 def build(config: Config, games: dict[str, Game], store: Store | None = None
           ) -> tuple[grpc.aio.Server, Host, int]:
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
@@ -107,6 +131,11 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     for n in ["", *names]:
         asyncio.get_event_loop().create_task(
             health_servicer.set(n, health_pb2.HealthCheckResponse.SERVING))
+    if hasattr(host.store, "ping"):
+        watcher = asyncio.get_event_loop().create_task(
+            watch_store(host.store, health_servicer, ["", *names], config.health_seconds))
+        _background.add(watcher)
+        watcher.add_done_callback(_background.discard)
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
     port = server.add_insecure_port(config.grpc_addr)
@@ -115,8 +144,12 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     return server, host, port
 
 
-async def serve(config: Config, games: dict[str, Game]) -> None:
-    server, host, port = build(config, games)
+async def serve(config: Config, games: dict[str, Game]) -> int:
+    try:
+        server, host, port = build(config, games)
+    except StoreUnavailable as e:
+        log.error("%s", e)
+        return 1
     mhost, _, mport = config.metrics_addr.rpartition(":")
     start_http_server(int(mport), addr=mhost or "0.0.0.0")
     await server.start()
@@ -128,3 +161,4 @@ async def serve(config: Config, games: dict[str, Game]) -> None:
     finally:
         await workers_of(host).stop()
         await host.store.close()
+    return 0

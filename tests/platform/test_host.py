@@ -110,11 +110,17 @@ async def test_a_failed_write_to_the_embedded_file_is_unavailable_and_leaves_no_
 
 async def test_every_redis_read_maps_a_lost_connection_to_unavailable() -> None:
     from services.core.redis_store import RedisStore
+    from tools.redis_servers import start_standalone
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
-    store = RedisStore(f"redis://127.0.0.1:{port}/0")
+    # Whether the node is a cluster member is asked at start: unreachable, it says so.
+    with pytest.raises(StoreUnavailable, match="cannot reach Redis"):
+        RedisStore(f"redis://127.0.0.1:{port}/0")
+    servers = start_standalone()
+    store = RedisStore(servers.url)
+    servers.stop()
     with pytest.raises(StoreUnavailable):
         await store.game_ids()
     with pytest.raises(StoreUnavailable):
