@@ -12,8 +12,10 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
 from services.core.decider import Game, Rng
+from services.core.redis_store import RedisStore
 from services.core.server import Config, build
-from services.core.store import MemoryStore
+from services.core.store import MemoryStore, Store
+from tests.conftest import CLUSTER_URL, NO_CLUSTER
 
 MAX_COMMANDS = 3000
 
@@ -29,10 +31,17 @@ def game(request: pytest.FixtureRequest) -> Game:
     return registry.game(request.param)
 
 
-async def test_a_whole_game_over_grpc(game: Game) -> None:
+@pytest.mark.parametrize("store_kind", ["memory", "cluster"])
+async def test_a_whole_game_over_grpc(game: Game, store_kind: str) -> None:
     pb = game.pb
+    if store_kind == "cluster":
+        if not CLUSTER_URL:
+            pytest.skip(NO_CLUSTER)
+        store: Store = RedisStore(CLUSTER_URL)
+    else:
+        store = MemoryStore()
     server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {game.name: game},
-                            MemoryStore())
+                            store)
     await server.start()
     service = f"/arbiter.{game.name}.v1.Game/"
     try:
@@ -79,6 +88,7 @@ async def test_a_whole_game_over_grpc(game: Game) -> None:
             assert verified.ok, verified.reason
     finally:
         await server.stop(None)
+        await store.close()
 
 
 async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> None:
