@@ -97,6 +97,17 @@ class RedisServers:
                 p.kill()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def kill(self, index: int) -> None:
+        """SIGKILL one server: a node dying without a word (a failover test)."""
+        self.procs[index].kill()
+        self.procs[index].wait(timeout=10)
+
+    def restart(self, index: int) -> None:
+        """Start a killed server again on its port and folder (a cluster node keeps its
+        nodes.conf there, so it rejoins the cluster: as a replica, once failed over)."""
+        self.procs[index] = _start(self.ports[index], self.workdir, self.extra_args)
+        _wait_listening(self.ports[index], self.procs[index])
+
     def __enter__(self) -> RedisServers:
         return self
 
@@ -118,7 +129,7 @@ def start_standalone(args: list[str] | None = None) -> RedisServers:
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="arbiter-redis-")
     proc = _start(port, workdir, list(args or []))
-    servers = RedisServers([port], [proc], workdir)
+    servers = RedisServers([port], [proc], workdir, extra_args=list(args or []))
     try:
         _wait_listening(port, proc)
     except RuntimeError:
@@ -143,7 +154,7 @@ def start_cluster(masters: int = 3, replicas: int = 1, node_timeout_ms: int = 20
     args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", str(node_timeout_ms)]
     procs = [_start(p, workdir, args) for p in ports]
-    servers = RedisServers(ports, procs, workdir, cluster=True)
+    servers = RedisServers(ports, procs, workdir, cluster=True, extra_args=args)
     try:
         for port, proc in zip(ports, procs, strict=True):
             _wait_listening(port, proc)

@@ -25,7 +25,8 @@ offset after every command it runs, reads included.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -79,6 +80,31 @@ return {'ok', range}
 # The cluster's errors are those of a failover in progress (a slot moving, no master yet).
 DOWN = (RedisConnectionError, RedisTimeoutError, OutOfMemoryError, ReadOnlyError, OSError,
         ClusterDownError, TryAgainError, MovedError, AskError, RedisClusterException)
+
+
+def _lost_connection(error: BaseException) -> bool:
+    """redis-py 8.1 lets a write on a connection closed under it (a node gone, or the cluster
+    client closing its connections at a failover) escape as AttributeError or TypeError
+    (redis/redis-py#4287): a lost connection like any other when it comes from there."""
+    tb = error.__traceback__
+    while tb is not None:
+        if f"{os.sep}redis{os.sep}asyncio{os.sep}" in tb.tb_frame.f_code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+@contextmanager
+def unavailable() -> Iterator[None]:
+    """Redis failures inside become StoreUnavailable (the same command id can be retried)."""
+    try:
+        yield
+    except DOWN as e:
+        raise StoreUnavailable(str(e)) from e
+    except (AttributeError, TypeError) as e:
+        if not _lost_connection(e):
+            raise
+        raise StoreUnavailable(f"the connection to Redis was lost: {e}") from e
 
 
 def wait_replicas_from_env() -> int:
@@ -135,13 +161,11 @@ class RedisStore:
         for k, v in (meta or {}).items():
             args.extend((k, v))
         keys = self._keys(game_id)
-        try:
+        with unavailable():
             if self.wait_replicas:
                 status, value = await self._append_and_wait(keys, args)
             else:
                 status, value = await self._append(keys=keys, args=args)
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         if status == b"conflict":
             raise Conflict(int(value))
         first, last = (int(x) for x in value.split(b":"))
@@ -157,8 +181,9 @@ class RedisStore:
         pipe.eval(APPEND, len(keys), *keys, *args)
         pipe.wait(self.wait_replicas, max(1, int(self.timeout * 500)))
         try:
-            (status, value), acked = await pipe.execute()
-        except DOWN:
+            with unavailable():
+                (status, value), acked = await pipe.execute()
+        except StoreUnavailable:
             if self.cluster:
                 await self._refresh(keys[0])
             raise
@@ -181,25 +206,22 @@ class RedisStore:
         """Let the cluster client learn where `key` lives now (after a failover): a read
         through it follows a MOVED reply, or refreshes its slot map after a dead node."""
         try:
-            await self.redis.exists(key)
-        except DOWN:
+            with unavailable():
+                await self.redis.exists(key)
+        except StoreUnavailable:
             pass  # still failing over: the caller reports unavailable, the client retries
 
     async def read(self, game_id: str, after: int = 0, limit: int = 0) -> list[bytes]:
-        try:
+        with unavailable():
             if limit:
                 rows = await self.redis.xrange(log_key(game_id), f"({after}-0", "+", count=limit)
             else:
                 rows = await self.redis.xrange(log_key(game_id), f"({after}-0", "+")
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         return [fields[b"e"] for _, fields in rows]
 
     async def applied(self, game_id: str, command_id: str) -> tuple[int, int] | None:
-        try:
+        with unavailable():
             found = await self.redis.hget(self._keys(game_id)[1], command_id)
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         if found is None:
             return None
         first, last = (int(x) for x in found.split(b":"))
@@ -210,39 +232,31 @@ class RedisStore:
         return int(meta.get("version", 0))
 
     async def meta(self, game_id: str) -> dict[str, str]:
-        try:
+        with unavailable():
             raw = await self.redis.hgetall(meta_key(game_id))
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         return {k.decode(): v.decode() for k, v in raw.items()}
 
     async def wait(self, game_id: str, after: int, timeout: float) -> bool:
         # A blocked read must end before the connection's timeout does (that would read as
         # Redis down): wait at most half of it; callers loop on False.
         block = min(timeout, self.timeout / 2)
-        try:
+        with unavailable():
             rows = await self.redis.xread(
                 {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(block * 1000)))
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         return bool(rows)
 
     async def game_ids(self) -> list[str]:
         """Every game, from every master of a cluster (the cluster client scans each)."""
-        try:
+        with unavailable():
             # "p*.*": this layout's tags only, not the 16 "{p<n>}" of the layout before it.
             ids = [raw.decode().rsplit(":meta:", 1)[1] async for raw in
                    self.redis.scan_iter(match="arbiter:{p*.*}:meta:*", count=1000)]
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         return sorted(ids)
 
     async def read_feed(self, partition: int, after: str, count: int) -> list[FeedEntry]:
         start = f"({after}" if after else "-"
-        try:
+        with unavailable():
             rows = await self.redis.xrange(feed_key(partition), start, "+", count=count)
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
         return [
             FeedEntry(fid.decode(), f[b"g"].decode(), int(f[b"first"]), int(f[b"last"]))
             for fid, f in rows
@@ -251,11 +265,12 @@ class RedisStore:
     async def ping(self) -> bool:
         """Whether Redis answers now (every master of a cluster); never raises."""
         try:
-            if self.cluster:
-                await self.redis.ping(target_nodes=RedisCluster.PRIMARIES)
-            else:
-                await self.redis.ping()
-        except DOWN:
+            with unavailable():
+                if self.cluster:
+                    await self.redis.ping(target_nodes=RedisCluster.PRIMARIES)
+                else:
+                    await self.redis.ping()
+        except StoreUnavailable:
             return False
         return True
 
