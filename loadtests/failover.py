@@ -31,6 +31,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import time
@@ -38,10 +39,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import grpc
+import redis.asyncio as aioredis
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
+from services.core.partitions import partition_of, partition_tag
 from services.core.redis_store import RedisStore, log_key
 from services.core.server import Config, build
 from tools.redis_servers import RedisServers, redis_cli_binary, start_cluster
@@ -53,6 +56,8 @@ LOAD_SECONDS = 2.0
 AFTER_SECONDS = 2.0
 GIVE_UP_SECONDS = 30.0  # a player still refused after this long counts as stuck
 NODE_TIMEOUT_MS = 2000
+LAG_SECONDS = 0.3  # how long the master acknowledges batches its replica cannot have yet
+BACKLOG_BYTES = 64 << 20  # more than the socket buffers hold (32 MB + 4 MB at most here)
 
 
 def free_port() -> int:
@@ -77,6 +82,7 @@ class Acked:
 @dataclass
 class Round:
     wait_replicas: int
+    lagging: bool
     acked_commands: int = 0
     acked_games: int = 0
     unavailable: int = 0  # UNAVAILABLE answers seen by players (each then resent)
@@ -165,6 +171,28 @@ def cluster_nodes(port: int) -> str:
                           text=True, timeout=5).stdout
 
 
+async def make_replica_lag(servers: RedisServers, host: str, port: int, game_id: str) -> int:
+    """Stall the master's replica (SIGSTOP) and queue a large write ahead of the games'
+    batches, so that what the master acknowledges next stays in its own output buffer;
+    LAG_SECONDS later the caller kills the master and wakes the replica (its pid, returned),
+    which is then promoted without those batches. On loopback a replica otherwise keeps up
+    within a millisecond, and even a stalled one finds the last batches in its socket buffer
+    when it wakes: this is the lag a busy network or a paused replica makes for real."""
+    node = aioredis.Redis(host=host, port=port)
+    try:
+        info = await node.info("replication")
+        replica_port = int(info["slave0"]["port"])
+        pid = servers.procs[servers.ports.index(replica_port)].pid
+        os.kill(pid, signal.SIGSTOP)
+        # Same slot as the game: the write goes to this master (kept under the node timeout).
+        await node.set(f"arbiter:{{{partition_tag(partition_of(game_id))}}}:lag",
+                       b"x" * BACKLOG_BYTES)
+        await asyncio.sleep(LAG_SECONDS)
+    finally:
+        await node.aclose()
+    return pid
+
+
 async def wait_failed_over(servers: RedisServers, killed: int, seconds: float = 30) -> float:
     """Until a surviving node sees the killed node failed and three masters serving slots."""
     alive = next(p for i, p in enumerate(servers.ports) if i != killed)
@@ -198,8 +226,12 @@ async def wait_rejoined(servers: RedisServers, index: int, seconds: float = 30) 
     raise RuntimeError("the killed node did not rejoin as a replica")
 
 
-async def failover_round(wait_replicas: int, players: int = PLAYERS) -> Round:
-    result = Round(wait_replicas)
+async def failover_round(wait_replicas: int, lagging: bool = False, players: int = PLAYERS,
+                         load_seconds: float = LOAD_SECONDS,
+                         after_seconds: float = AFTER_SECONDS) -> Round:
+    """One round; `lagging`: the master dies while its replica lags behind (see
+    `make_replica_lag`), so that it has acknowledged batches that exist on it alone."""
+    result = Round(wait_replicas, lagging)
     servers = start_cluster(3, 1, node_timeout_ms=NODE_TIMEOUT_MS)
     store = RedisStore(servers.url, wait_replicas=wait_replicas)
     server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
@@ -212,15 +244,19 @@ async def failover_round(wait_replicas: int, players: int = PLAYERS) -> Round:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             tasks = [asyncio.create_task(Player(channel, n, result, acked, games).play(stop))
                      for n in range(players)]
-            await asyncio.sleep(LOAD_SECONDS)
+            await asyncio.sleep(load_seconds)
             await store.redis.initialize()
             victim = store.redis.get_node_from_key(log_key(games[0]))
             killed = servers.ports.index(victim.port)
+            if lagging:
+                replica = await make_replica_lag(servers, victim.host, victim.port, games[0])
             servers.kill(killed)
+            if lagging:
+                os.kill(replica, signal.SIGCONT)
             result.failover_seconds = await wait_failed_over(servers, killed)
             servers.restart(killed)
             await wait_rejoined(servers, killed)
-            await asyncio.sleep(AFTER_SECONDS)
+            await asyncio.sleep(after_seconds)
             stop.set()
             await asyncio.gather(*tasks)
         await audit(servers.url, acked, games, result)
@@ -280,9 +316,9 @@ async def main(rounds: int, appends: int) -> dict[str, Any]:
     report: dict[str, Any] = {"rounds_per_mode": rounds, "players": PLAYERS,
                               "node_timeout_ms": NODE_TIMEOUT_MS}
     report["append_latency"] = await append_latency(appends)
-    for wait in (0, 1):
-        done = [await failover_round(wait) for _ in range(rounds)]
-        report[f"wait_{wait}"] = {
+    for wait, lagging in ((0, False), (1, False), (0, True), (1, True)):
+        done = [await failover_round(wait, lagging) for _ in range(rounds)]
+        report[f"wait_{wait}" + ("_lagging_replica" if lagging else "")] = {
             "rounds": [asdict(r) for r in done],
             "acked_commands": sum(r.acked_commands for r in done),
             "lost_commands": sum(r.lost_commands for r in done),
