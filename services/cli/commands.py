@@ -36,6 +36,25 @@ def serve(args: argparse.Namespace) -> Any:
     return serve_forever(config, {n: registry.game(n) for n in names})
 
 
+async def store(args: argparse.Namespace) -> int:
+    """`arbiter store migrate`: copy games of the 16-partition layout to the current one."""
+    from services.core.redis_store import RedisStore, migrate_old_layout
+
+    url = os.environ.get("ARBITER_REDIS_URL", "")
+    if not url:
+        print("arbiter store needs ARBITER_REDIS_URL (the embedded store has no partitions)",
+              file=sys.stderr)
+        return 2
+    redis_store = RedisStore(url)
+    try:
+        copied, present = await migrate_old_layout(redis_store)
+    finally:
+        await redis_store.close()
+    print(f"{copied} games copied to the 256-partition layout, {present} were there already; "
+          "the old keys (arbiter:{p0}: to arbiter:{p15}:) are left for you to delete")
+    return 0
+
+
 def renderer(game: Game) -> Any:
     """The game's terminal drawing (services/<game>/render.py), or the view as text."""
     try:

@@ -39,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
     export.add_argument("game_id")
 
+    store = sub.add_parser("store", help="maintenance of the Redis event store "
+                           "(ARBITER_REDIS_URL)")
+    store.add_argument("action", choices=["migrate"],
+                       help="migrate: copy games stored with 16 partitions (keys "
+                       "arbiter:{p<n>}:...) to the 256-partition layout; the old keys stay")
+
     eila = sub.add_parser("eila", help="Eila and Something Shiny's authored content")
     eila.add_argument("action", choices=["validate"],
                       help="validate: every reference exists, every option can run, no chapter "

@@ -25,6 +25,7 @@ offset after every command it runs, reads included.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -279,3 +280,43 @@ class RedisStore:
         for client in self._nodes.values():
             await client.aclose()
         await self.redis.aclose()
+
+
+# ---- the layout before 256 partitions ------------------------------------------------------
+
+OLD_PARTITIONS = 16
+
+
+def old_tag(game_id: str) -> str:
+    """The hash tag of a game in stores written with 16 partitions: arbiter:{p<n>}."""
+    return f"arbiter:{{p{zlib.crc32(game_id.encode()) % OLD_PARTITIONS}}}"
+
+
+async def migrate_old_layout(store: RedisStore) -> tuple[int, int]:
+    """Copy every game kept under the 16-partition tags to this layout: (copied, already
+    there). The old keys stay until the operator deletes them; running it again copies what
+    is missing. Each game's command index is written first, then its log, metadata and a feed
+    entry in one append, so an interrupted run leaves no game half-copied, and projection
+    workers pick the copies up from their partition feeds."""
+    copied = present = 0
+    with unavailable():
+        metas = [raw.decode() async for raw in
+                 store.redis.scan_iter(match="arbiter:{p*}:meta:*", count=1000)]
+    for key in sorted(metas):
+        tag, _, game_id = key.partition(":meta:")
+        if tag != old_tag(game_id):
+            continue  # a key of this layout ("{p<n>.<k>}")
+        if await store.meta(game_id):
+            present += 1
+            continue
+        with unavailable():
+            meta = {k.decode(): v.decode()
+                    for k, v in (await store.redis.hgetall(key)).items()}
+            rows = await store.redis.xrange(f"{tag}:log:{game_id}", "-", "+")
+            commands = await store.redis.hgetall(f"{tag}:cmd:{game_id}")
+            if commands:
+                await store.redis.hset(store._keys(game_id)[1], mapping=commands)
+        meta.pop("version", None)
+        await store.append(game_id, [fields[b"e"] for _, fields in rows], 0, "", meta)
+        copied += 1
+    return copied, present
