@@ -245,6 +245,13 @@ class Host:
     async def _catch_up(self, loaded: Loaded) -> None:
         self._fold(loaded, gamelog.decode(await self.store.read(loaded.game_id, loaded.version)))
 
+    async def _reload(self, loaded: Loaded) -> None:
+        """The store holds less of the game than this cache: a Redis failover lost batches
+        its old master had acknowledged (no ARBITER_REDIS_WAIT_REPLICAS). Replay the game
+        from the store (not from a snapshot, which may hold the lost batches too)."""
+        loaded.state, loaded.version, loaded.finished = None, 0, False
+        self._fold(loaded, gamelog.decode(await self.store.read(loaded.game_id)))
+
     # ---- acting ------------------------------------------------------------------------
 
     async def act(
@@ -318,9 +325,12 @@ class Host:
                 appended = await self.store.append(
                     loaded.game_id, entries, loaded.version, command_id,
                     {"status": "finished"} if finished else None)
-            except Conflict:
+            except Conflict as conflict:
                 METRICS.conflicts(game.name).inc()
-                await self._catch_up(loaded)
+                if conflict.current_version < loaded.version:
+                    await self._reload(loaded)
+                else:
+                    await self._catch_up(loaded)
                 continue
             finally:
                 METRICS.append_seconds(game.name).observe(time.perf_counter() - t0)

@@ -13,7 +13,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, Seat
-from services.core.host import Caller, Host
+from services.core.host import Caller, Host, StaleVersion
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore, StoreUnavailable
 
@@ -43,6 +43,29 @@ async def test_a_server_behind_other_servers_accepts_a_command_they_made_legal()
     result = await b.act(game_id, Caller(token=tokens[seat]), command, "second")
     assert result.version > loaded.version
     assert (await store.version(game_id)) == result.version
+
+
+async def test_a_cache_ahead_of_the_store_starts_again_from_the_store() -> None:
+    # A Redis failover without WAIT can lose batches the old master acknowledged: the
+    # server's cache then holds versions the store no longer has.
+    store = MemoryStore()
+    host = Host(store, {GAME.name: GAME})
+    game_id, tokens, _, created = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    after_failover = MemoryStore()
+    meta = {k: v for k, v in (await store.meta(game_id)).items() if k != "version"}
+    await after_failover.append(game_id, await store.read(game_id), 0, "", meta)
+    seat, command = legal_for(await host.load(game_id))
+    acked = await host.act(game_id, Caller(token=tokens[seat]), command, "lost")
+    host.store = after_failover  # the promoted replica never got that command
+    _, following = legal_for(await host.load(game_id))
+    with pytest.raises(StaleVersion) as stale:
+        await host.act(game_id, Caller(token=tokens[seat]), following, "next", acked.version)
+    assert stale.value.current_version == created  # what the store has, not the cache
+    assert (await host.load(game_id, fresh=True)).version == created
+    # The client reads the game again and goes on: the lost command can be sent again.
+    again = await host.act(game_id, Caller(token=tokens[seat]), command, "lost", created)
+    assert again.version == acked.version
+    assert await after_failover.version(game_id) == acked.version
 
 
 async def test_a_command_id_another_seat_used_is_not_answered_with_its_result() -> None:
