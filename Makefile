@@ -41,6 +41,10 @@ loadtest: $(GEN_STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check matplotlib==3.10.8
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
 
+# docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
+balance: $(GEN_STAMP)
+	$(VENV)/bin/arbiter balance --all --games $${BALANCE_GAMES:-100} --workers 2
+
 lint: $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools
 	$(VENV)/bin/mypy services/core
