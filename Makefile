@@ -38,7 +38,6 @@ bench: $(GEN_STAMP)
 # The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, workers, Celery on
 # RabbitMQ) stepped to its knee; LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
 loadtest: $(GEN_STAMP)
-	$(PY) -m pip install -q --disable-pip-version-check matplotlib==3.10.8
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
