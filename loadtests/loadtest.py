@@ -58,6 +58,7 @@ ADMIN = ("x-admin-token", "loadtest-" + secrets.token_hex(12))
 # One human seat per game, the other seats AI (played by the Celery ai workers).
 SEATS = {"bubblee": 2, "bubble_shadow": 3, "moody_bear": 3, "shadow_council": 4, "eila": 1}
 THINK = (0.2, 1.0)  # seconds a human takes once it is its turn
+IDLE_SECONDS = 5.0  # measuring what the servers burn before any load
 LOOK_EVERY = 1.0  # seconds between two looks of a human waiting for the others
 RESEND_SHARE, STALE_SHARE, WATCH_SHARE = 0.05, 0.03, 0.2
 BREAK_P99_MS = 250.0  # a step whose Act p99 passes this (or that drops requests) is past the knee
@@ -101,6 +102,7 @@ class Topology:
     servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
+    idle_cpu_per_s: float = 0.0
 
     def server_cpu(self) -> float:
         return sum(tree_cpu_seconds(p.pid) for p in self.servers)
@@ -194,6 +196,7 @@ class Step:
     expected: Counter[str] = field(default_factory=Counter)  # stale versions, resent ids
     late: int = 0  # arrivals that started more than a second after their time
     server_cpu: float = 0.0
+    idle_cpu_per_s: float = 0.0  # what the servers burn doing nothing (timers, health, gRPC)
     looks: int = 0  # GetViews of humans waiting for their turn, beside the requests
 
     @property
@@ -213,8 +216,12 @@ class Step:
             "statuses": dict(self.codes), "expected_rejections": dict(self.expected),
             "unexpected_errors": unexpected, "late_arrivals": self.late,
             "getviews_while_waiting": self.looks,
-            # Every call the servers handled (lists, views, resends) is in this CPU.
+            # Every call the servers handled (lists, views, resends) is in this CPU; the second
+            # figure leaves out what the servers burn when idle, which does not grow with load.
             "server_cpu_ms_per_request": round(1000 * self.server_cpu / max(1, self.done), 3),
+            "server_cpu_ms_per_request_above_idle": round(
+                1000 * max(0.0, self.server_cpu - self.idle_cpu_per_s * self.seconds)
+                / max(1, self.done), 3),
         }
 
 
@@ -357,7 +364,7 @@ class Load:
         return best
 
     async def run_step(self, rate: float, seconds: float, top: Topology) -> Step:
-        step = Step(rate, seconds)
+        step = Step(rate, seconds, idle_cpu_per_s=top.idle_cpu_per_s)
         cpu0, looks0 = top.server_cpu(), self.looks
         tasks: set[asyncio.Task[None]] = set()
         start = time.perf_counter()
@@ -434,6 +441,9 @@ async def run_config(store: str, redis_url: str, broker_url: str, replicas: int,
     top = start_topology(redis_url, broker_url, replicas, logdir)
     try:
         await wait_serving(top.ports)
+        cpu0 = top.server_cpu()
+        await asyncio.sleep(IDLE_SECONDS)
+        top.idle_cpu_per_s = (top.server_cpu() - cpu0) / IDLE_SECONDS
         # Client-side round robin over the replicas: one channel, a connection to each.
         target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
         async with grpc.aio.insecure_channel(
@@ -463,6 +473,7 @@ async def run_config(store: str, redis_url: str, broker_url: str, replicas: int,
             audit = await load.audit()
             print(f"  {store} x{replicas} audit: {json.dumps(audit)}", flush=True)
             return {"store": store, "replicas": replicas, "knee_per_s": round(knee, 1),
+                    "idle_server_cpu_per_s": round(top.idle_cpu_per_s, 4),
                     "steps": [s.summary() for s in steps], **at, "audit": audit,
                     "watch_statuses": dict(load.watch_codes),
                     "worker_cpu_s": round(top.worker_cpu(), 2)}
