@@ -18,7 +18,8 @@ server on it (in this process, the store's cluster client), then:
    there, at the versions the reply gave), every acknowledged CreateGame must exist.
 
 The append latency figures come from one cluster too: one-entry appends through a store with
-WAIT and one without, interleaved so that both see the same noise.
+WAIT and one without, interleaved so that both see the same noise. `hung_redis`: how long a
+store call takes to answer unavailable with Redis hung (SIGSTOP), standalone and on a cluster.
 
 Writes loadtests/results/failover.json and prints it. tests/platform/test_failover.py runs
 one round of each mode and asserts that nothing acknowledged is lost with WAIT.
@@ -45,9 +46,11 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
 from services.core.partitions import partition_of, partition_tag
+from services.core.redis_conn import redis_timeout
 from services.core.redis_store import RedisStore, log_key
 from services.core.server import Config, build
-from tools.redis_servers import RedisServers, redis_cli_binary, start_cluster
+from services.core.store import StoreUnavailable
+from tools.redis_servers import RedisServers, redis_cli_binary, start_cluster, start_standalone
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "failover.json")
 GAME = "/arbiter.bubblee.v1.Game/"
@@ -312,9 +315,43 @@ async def append_latency(appends: int) -> dict[str, Any]:
             "ratio_p50": round(p[1][0] / p[0][0], 2), "ratio_p99": round(p[1][1] / p[0][1], 2)}
 
 
+async def hung_seconds(tries: int = 5) -> dict[str, Any]:
+    """How long a store call takes to answer unavailable with Redis hung (SIGSTOP), at the
+    default ARBITER_REDIS_TIMEOUT: a standalone server, and one master of a cluster."""
+    out: dict[str, Any] = {"timeout_s": redis_timeout()}
+    for kind in ("standalone", "cluster"):
+        servers = start_standalone() if kind == "standalone" else start_cluster(3, 1)
+        store = RedisStore(servers.url)
+        game = "hung-game"
+        await store.append(game, [b"a"], 0)
+        port = servers.ports[0]
+        if store.cluster:
+            await store.redis.initialize()
+            port = store.redis.get_node_from_key(log_key(game)).port
+        pid = servers.procs[servers.ports.index(port)].pid
+        os.kill(pid, signal.SIGSTOP)
+        seconds = []
+        try:
+            for _ in range(tries):
+                t0 = time.monotonic()
+                try:
+                    await store.read(game)
+                except StoreUnavailable:
+                    seconds.append(time.monotonic() - t0)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+            await store.close()
+            servers.stop()
+        out[kind] = {"calls": tries, "unavailable": len(seconds),
+                     "max_s": round(max(seconds, default=0), 2),
+                     "min_s": round(min(seconds, default=0), 2)}
+    return out
+
+
 async def main(rounds: int, appends: int) -> dict[str, Any]:
     report: dict[str, Any] = {"rounds_per_mode": rounds, "players": PLAYERS,
                               "node_timeout_ms": NODE_TIMEOUT_MS}
+    report["hung_redis"] = await hung_seconds()
     report["append_latency"] = await append_latency(appends)
     for wait, lagging in ((0, False), (1, False), (0, True), (1, True)):
         done = [await failover_round(wait, lagging) for _ in range(rounds)]
