@@ -80,6 +80,7 @@ class Acked:
     command_id: str
     first: int
     last: int
+    at: float  # time.monotonic() of the reply
 
 
 @dataclass
@@ -93,6 +94,9 @@ class Round:
     stuck: int = 0  # requests still refused after GIVE_UP_SECONDS
     other_errors: dict[str, int] = field(default_factory=dict)
     failover_seconds: float = 0.0  # kill -> the replica is master
+    # Acts acknowledged on the killed master's games in its last moments: while its replica
+    # lagged (lagging), or in the last LAG_SECONDS (plain kill). What a loss could take.
+    acked_just_before_kill: int = 0
     lost_commands: int = 0
     lost_events: int = 0
     lost_games: int = 0
@@ -163,7 +167,8 @@ class Player:
                 command_id=command_id, expected_version=view.version), bpb.ActResponse, token)
             if reply is None:
                 return  # another error (the game moved on without us): start a new one
-            self.acked.append(Acked(game_id, command_id, view.version + 1, reply.version))
+            self.acked.append(Acked(game_id, command_id, view.version + 1, reply.version,
+                                    time.monotonic()))
             self.result.acked_commands += 1
 
 
@@ -251,9 +256,16 @@ async def failover_round(wait_replicas: int, lagging: bool = False, players: int
             await store.redis.initialize()
             victim = store.redis.get_node_from_key(log_key(games[0]))
             killed = servers.ports.index(victim.port)
+            since = time.monotonic()
             if lagging:
                 replica = await make_replica_lag(servers, victim.host, victim.port, games[0])
             servers.kill(killed)
+            until = time.monotonic()
+            on_victim = {g for g in games
+                         if store.redis.get_node_from_key(log_key(g)).name == victim.name}
+            result.acked_just_before_kill = sum(
+                1 for a in acked if a.game_id in on_victim
+                and (since if lagging else until - LAG_SECONDS) <= a.at <= until)
             if lagging:
                 os.kill(replica, signal.SIGCONT)
             result.failover_seconds = await wait_failed_over(servers, killed)

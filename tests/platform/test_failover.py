@@ -26,7 +26,8 @@ async def test_a_master_killed_under_load(wait_replicas: int) -> None:
     assert r.stuck == 0, r
     if wait_replicas:
         assert (r.lost_commands, r.lost_events, r.lost_games) == (0, 0, 0), r
-    else:
-        assert r.lost_commands > 0, r  # what WAIT is for
+    elif r.acked_just_before_kill:
+        # What WAIT is for: the master acknowledged batches its replica never got.
+        assert r.lost_commands > 0, r
     if not (r.lost_commands or r.lost_games):
         assert r.other_errors == {}, r  # only a lost batch may leave a game behind a cache
