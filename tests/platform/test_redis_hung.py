@@ -105,3 +105,13 @@ async def test_a_hung_redis_is_unavailable_in_bounded_time_and_not_serving_until
         await server.stop(None)
         await store.close()
         servers.stop()
+
+
+async def test_a_server_whose_redis_does_not_answer_at_start_stops_with_a_sentence(caplog
+                                                                                  ) -> None:
+    from services.core.server import serve
+
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", metrics_addr="127.0.0.1:0",
+                    redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    assert await serve(config, {"bubblee": registry.game("bubblee")}) == 1
+    assert "cannot reach Redis to start" in caplog.text
