@@ -23,7 +23,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.metrics import METRICS
-from services.core.store import Appended, Conflict, Store
+from services.core.store import Conflict, Store
 
 
 class NotFound(Exception):
@@ -188,26 +188,14 @@ class Host:
         entries = [apb.LogEntry(version=1, started=started, batch_size=1 + len(events))]
         entries += [apb.LogEntry(version=2 + i, event=e.SerializeToString())
                     for i, e in enumerate(events)]
-        appended = await self._append_new(game_id, [e.SerializeToString() for e in entries],
-                                          meta)
+        appended = await self.store.append(
+            game_id, [e.SerializeToString() for e in entries], 0, "", meta)
         loaded = Loaded(game, game_id, list(seats), seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
                         appended.last_version, False)
         self._remember(loaded)
         self._hand_to_ai(loaded)
         return game_id, tokens, started.seed_commitment, appended.last_version
-
-    async def _append_new(self, game_id: str, entries: list[bytes], meta: dict[str, str]
-                          ) -> Appended:
-        """The first batch of a game with a fresh random id. A conflict can then only be this
-        very write, applied once already: the Redis client resends a call whose reply timed
-        out. The seed tells (it is new too); anything else is a real conflict."""
-        try:
-            return await self.store.append(game_id, entries, 0, "", meta)
-        except Conflict:
-            if (await self.store.meta(game_id)).get("seed") != meta["seed"]:
-                raise
-            return Appended(1, len(entries))
 
     # ---- loading -----------------------------------------------------------------------
 
@@ -548,7 +536,8 @@ class Host:
         meta = {"game": first.game, "seed": seed.hex(), "status": "active",
                 "forked_from": started.forked_from}
         meta.update({f"tok:{token_hash(t)}": str(i) for i, t in tokens.items()})
-        appended = await self._append_new(new_id, [e.SerializeToString() for e in log], meta)
+        appended = await self.store.append(new_id, [e.SerializeToString() for e in log], 0, "",
+                                           meta)
         loaded = Loaded(parent.game, new_id, parent.seats, seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
                         appended.last_version, False)

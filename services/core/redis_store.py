@@ -6,7 +6,8 @@ partition's feed, so an append is one script on one slot and partitions spread e
 a cluster's masters:
 
     arbiter:{<tag>}:log:<game>    stream, entry id "<version>-0", field e = LogEntry bytes
-    arbiter:{<tag>}:cmd:<game>    hash, command id -> "<first>:<last>"
+    arbiter:{<tag>}:cmd:<game>    hash, command id -> "<first>:<last>" (a batch sent without
+                                  one gets "append:<random>": a resent call finds it)
     arbiter:{<tag>}:meta:<game>   hash, version, game, seed, seat token hashes...
     arbiter:{<tag>}:feed          stream, one entry per appended batch (g, first, last)
 
@@ -25,6 +26,7 @@ offset after every command it runs, reads included.
 from __future__ import annotations
 
 import os
+import secrets
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -157,6 +159,10 @@ class RedisStore:
         command_id: str = "",
         meta: Mapping[str, str] | None = None,
     ) -> Appended:
+        # The client resends a call whose reply timed out (or whose connection dropped); the
+        # script may have run. A batch without a command id gets one of its own, so that the
+        # resent script answers from the command index instead of a conflict with itself.
+        command_id = command_id or f"append:{secrets.token_hex(8)}"
         args: list[bytes | str | int] = [expected_version, command_id, game_id, len(entries)]
         args.extend(entries)
         for k, v in (meta or {}).items():

@@ -68,25 +68,6 @@ async def test_a_cache_ahead_of_the_store_starts_again_from_the_store() -> None:
     assert await after_failover.version(game_id) == acked.version
 
 
-class ResentOnce(MemoryStore):
-    """A store whose client resends an append whose reply it lost (redis-py retries a call
-    that timed out): the first try is applied, the caller gets the second's answer."""
-
-    async def append(self, *args: Any, **kwargs: Any) -> Any:
-        await super().append(*args, **kwargs)
-        return await super().append(*args, **kwargs)
-
-
-async def test_a_new_game_whose_first_write_was_resent_is_created_once() -> None:
-    store = ResentOnce()
-    host = Host(store, {GAME.name: GAME})
-    game_id, _, _, version = await host.create(GAME.name, SEATS, GAME.pb.Options())
-    assert version == len(await store.read(game_id)) == (await host.load(game_id)).version
-    fork_id, _, _, fork_version = await host.fork(game_id, version)
-    assert fork_version == len(await store.read(fork_id))
-    assert sorted(await store.game_ids()) == sorted([game_id, fork_id])
-
-
 async def test_a_command_id_another_seat_used_is_not_answered_with_its_result() -> None:
     host = Host(MemoryStore(), {GAME.name: GAME})
     game_id, tokens, _, _ = await host.create(GAME.name, SEATS, GAME.pb.Options())

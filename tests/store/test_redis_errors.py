@@ -43,3 +43,46 @@ async def test_a_bug_of_ours_is_not_taken_for_redis_down() -> None:
     with pytest.raises(AttributeError):
         await store.append(new_id(), [b"a"], 0)
     await store.close()
+
+
+def resending(store: RedisStore) -> None:
+    """Make the store's client resend every append after running it once, as redis-py does
+    when a reply times out or a connection drops after the script ran."""
+    real = store._append
+
+    async def resent(**kwargs: object) -> object:
+        await real(**kwargs)
+        return await real(**kwargs)
+
+    store._append = resent
+
+
+async def test_a_resent_append_without_a_command_id_is_applied_once() -> None:
+    store = RedisStore(REDIS_URL)
+    resending(store)
+    game = new_id()
+    first = await store.append(game, [b"a", b"b"], 0, "", {"game": "x"})
+    assert (first.first_version, first.last_version) == (1, 2)
+    assert await store.read(game) == [b"a", b"b"]
+    await store.close()
+
+
+async def test_a_game_created_and_played_through_a_resending_client_has_each_batch_once(
+        ) -> None:
+    from services import games as registry
+    from services.core.decider import Seat
+    from services.core.host import Caller, Host
+
+    game = registry.game("bubblee")
+    store = RedisStore(REDIS_URL)
+    resending(store)
+    host = Host(store, {game.name: game})
+    game_id, tokens, _, created = await host.create(game.name, [Seat("a"), Seat("b")],
+                                                    game.pb.Options())
+    loaded = await host.load(game_id)
+    seat = list(game.to_act(loaded.state))[0]
+    result = await host.act(game_id, Caller(token=tokens[seat]),
+                            game.legal_actions(loaded.state, seat)[0])  # no command id
+    assert result.version > created == len(await store.read(game_id, 0, created))
+    assert len(await store.read(game_id)) == result.version
+    await store.close()
