@@ -151,8 +151,9 @@ def start_cluster(masters: int = 3, replicas: int = 1, node_timeout_ms: int = 20
         if port not in ports:
             ports.append(port)
     workdir = tempfile.mkdtemp(prefix="arbiter-cluster-")
+    # A replica's first sync starts at once (Redis waits 5 s by default for more replicas).
     args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", str(node_timeout_ms)]
+            "--cluster-node-timeout", str(node_timeout_ms), "--repl-diskless-sync-delay", "0"]
     procs = [_start(p, workdir, args) for p in ports]
     servers = RedisServers(ports, procs, workdir, cluster=True, extra_args=args)
     try:

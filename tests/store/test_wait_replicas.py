@@ -10,6 +10,7 @@ import subprocess
 import time
 
 import pytest
+import redis
 
 from services.core.redis_store import RedisStore
 from services.core.store import StoreUnavailable
@@ -36,10 +37,14 @@ def wait_synced(replica: RedisServers, seconds: float = 20) -> None:
 def master_and_replica():
     if os.name != "posix" or redis_cli_binary() is None:
         pytest.skip("needs POSIX signals and redis-cli")
-    master = start_standalone()
+    master = start_standalone(["--repl-diskless-sync-delay", "0"])  # sync the replica now
     replica = start_standalone(["--replicaof", "127.0.0.1", str(master.ports[0])])
     try:
         wait_synced(replica)
+        probe = redis.Redis(port=master.ports[0])
+        probe.set("ready", 1)
+        assert probe.wait(1, 10_000) == 1, "the replica acknowledges nothing"
+        probe.close()
         yield master, replica
     finally:
         replica.stop()
