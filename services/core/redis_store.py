@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.core.redis_conn import connect
 from services.core.store import Appended, Conflict, FeedEntry, StoreUnavailable, partition_of
 
 # KEYS: log, cmd, meta, feed. ARGV: expected, command id, game id, n, n entries, meta k/v...
@@ -71,8 +71,8 @@ def feed_key(partition: int) -> str:
 
 class RedisStore:
     def __init__(self, url: str) -> None:
-        # Typed as Any: redis-py's stubs do not know that replies are bytes here.
-        self.redis: Any = aioredis.Redis.from_url(url, max_connections=256)
+        # Provisional (until the store is made cluster-aware): a cluster client on a cluster.
+        self.redis: Any = connect(url, max_connections=256)
         self._append = self.redis.register_script(APPEND)
 
     def _keys(self, game_id: str) -> list[str]:

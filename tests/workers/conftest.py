@@ -42,6 +42,23 @@ def games() -> dict[str, Game]:
     return served_games()
 
 
+CLUSTER_URL = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_URL", "")
+CLUSTER_SKIP = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_SKIP", "") or (
+    "needs ARBITER_TEST_REDIS_CLUSTER_URL (make test starts a private Redis Cluster)")
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """The private redis-server, then the private Redis Cluster (3 masters, 3 replicas)."""
+    if request.param == "redis":
+        if not REDIS_URL:
+            pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
+        return REDIS_URL
+    if not CLUSTER_URL:
+        pytest.skip(CLUSTER_SKIP)
+    return CLUSTER_URL
+
+
 @pytest_asyncio.fixture(params=["memory", "redis"])
 async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "memory":

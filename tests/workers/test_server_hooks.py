@@ -18,7 +18,7 @@ from services.core.server import Config, build
 from services.core.store import MemoryStore, Store
 from services.workers.runtime import workers_of
 from tests.conftest import REDIS_URL
-from tests.workers.conftest import TOY, play_random
+from tests.workers.conftest import CLUSTER_SKIP, CLUSTER_URL, TOY, play_random
 
 ADMIN = "admin-secret"
 
@@ -29,14 +29,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Host, Store]]:
-    if request.param == "redis":
-        if not REDIS_URL:
-            pytest.skip("needs ARBITER_TEST_REDIS_URL")
+    if request.param != "memory":
+        url = REDIS_URL if request.param == "redis" else CLUSTER_URL
+        if not url:
+            pytest.skip("needs ARBITER_TEST_REDIS_URL" if request.param == "redis" else
+                        CLUSTER_SKIP)
         from services.core.redis_store import RedisStore
 
-        store: Store = RedisStore(REDIS_URL)
+        store: Store = RedisStore(url)
     else:
         store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
@@ -135,7 +137,7 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
             if await workers.rm.version(game_id) == await store.version(game_id):
                 break
             await asyncio.sleep(0.05)
-        [summary], _ = await workers.rm.page("toy", "finished", "", 0, 10)
+        [summary], _ = await workers.rm.page("toy", "finished", "", None, 10)
         assert summary.game_id == game_id
     finally:
         await workers.stop()
@@ -143,16 +145,14 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
 
 
 async def test_with_external_projections_list_games_reads_what_the_workers_wrote(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    if not REDIS_URL:
-        pytest.skip("needs ARBITER_TEST_REDIS_URL")
+        monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:
     import uuid
 
     from services.core.redis_store import RedisStore
     from services.workers.projections import ProjectionWorker
 
     monkeypatch.setenv("ARBITER_PROJECTIONS", "external")
-    store = RedisStore(REDIS_URL)
+    store = RedisStore(redis_url)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
     server, host, port = build(config, {"toy": TOY}, store)
     assert workers_of(host).projections is None

@@ -1,0 +1,49 @@
+"""Shards: how the workers' shared keys (the game list's indexes, the deadline queues) spread
+over a Redis Cluster, and one helper to send a command to many slots at once.
+
+The per-game read models (version, summary, snapshot, statistics) live with their game's
+partition (services/core/partitions.py): 256 slots spread evenly over the masters. The
+indexes that ListGames pages through and the deadline queues are shared by many games, and a
+reader must visit every shard of them, so they get fewer shards: SHARDS = 32.
+
+Why 32: ListGames reads every index shard for each page (a few entries from each, see
+`RedisReadModel.page`), and every deadline scheduler claims from every queue shard at each
+tick, so the cost of a read grows with the shard count, while the write load on them is
+small (an index entry is written when a game starts and when it ends; a deadline once per
+turn). 32 keeps a page at 32 short range reads, pipelined per node, and still spreads the
+shared keys over 32 slots: no hot slot, and each of up to 32 masters holds 32 / masters
+shards, rounded up or down (10 or 11 on 3 masters).
+
+Shard s uses the hash tag of partition s * PARTITIONS / SHARDS, so the shards are spaced
+evenly over the slots like the partitions, and a shard sits in the slot range of the
+partitions whose games it indexes (the same master, where masters own contiguous ranges).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from services.core.partitions import PARTITIONS, partition_of, partition_tag
+
+SHARDS = 32
+
+
+def shard_of(game_id: str) -> int:
+    return partition_of(game_id) * SHARDS // PARTITIONS
+
+
+def shard_tag(shard: int) -> str:
+    return partition_tag(shard * PARTITIONS // SHARDS)
+
+
+async def pipelined(redis: Any, calls: Sequence[Callable[[Any], object]],
+                    raise_on_error: bool = True) -> list[Any]:
+    """Queue one command per call on a pipeline and send them together: one round trip on a
+    standalone Redis, one per node (concurrently) on a cluster. Replies in order."""
+    if not calls:
+        return []
+    async with redis.pipeline(transaction=False) as pipe:
+        for call in calls:
+            call(pipe)
+        return list(await pipe.execute(raise_on_error=raise_on_error))
