@@ -52,7 +52,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.decider import Game, RuleError
 from services.core.host import Caller, Host, NotFound, StaleVersion, bot_rng
-from services.workers.shards import SHARDS, pipelined, shard_of, shard_tag
+from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 log = logging.getLogger("arbiter.deadlines")
 
@@ -105,15 +105,15 @@ class DeadlineQueue(Protocol):
 
 class RedisDeadlines:
     """The queue in SHARDS shards (see shards.py), a game's deadlines in the shard of its
-    game. A claim runs the claim script on every shard (each script touches one slot), all
-    at once; `limit` applies per shard."""
+    game. A claim runs the claim script on every shard (each script touches one slot), in
+    one pipeline per node; `limit` applies per shard."""
 
     def __init__(self, redis: Any, prefix: str = "arbiter:dl",
                  lease_seconds: float = LEASE_SECONDS) -> None:
         self.redis = redis
         self.prefix = prefix
         self.lease_ms = int(lease_seconds * 1000)
-        self._claim = redis.register_script(CLAIM)
+        self._claim = ManySlots(redis, CLAIM)
 
     def _keys(self, shard: int) -> list[str]:
         tag = shard_tag(shard)
@@ -127,12 +127,8 @@ class RedisDeadlines:
 
     async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
         now_ms = int(now * 1000)
-        # A cluster client must know the cluster before it is used from many tasks at once
-        # (redis-py fails commands that race its first discovery of the nodes).
-        await self.redis.initialize()
-        replies = await asyncio.gather(*(
-            self._claim(keys=self._keys(s), args=[now_ms, limit, now_ms + self.lease_ms])
-            for s in range(SHARDS)))
+        replies = await self._claim([(self._keys(s), [now_ms, limit, now_ms + self.lease_ms])
+                                     for s in range(SHARDS)])
         return [Deadline.parse(m) for members in replies for m in members]
 
     async def done(self, deadline: Deadline) -> None:

@@ -47,7 +47,7 @@ from sortedcontainers import SortedList
 
 from services.core.decider import Game
 from services.core.partitions import PARTITIONS, partition_of, partition_tag
-from services.workers.shards import SHARDS, pipelined, shard_of, shard_tag
+from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 PREFIX = "arbiter:rm"
 STATUSES = ("active", "finished")
@@ -194,6 +194,14 @@ def changed_entries(u: Update) -> tuple[bytes, list[tuple[bytes, bytes]],
     return finished_mark, list_entries(u, "active"), []
 
 
+def _consistent(summaries: Sequence[apb.GameSummary | None], status: str
+                ) -> list[apb.GameSummary]:
+    """The summaries a page shows: not those of games listed before their first record was
+    written, nor those listed under a status their record has left (written in between)."""
+    wanted = {"active": apb.ACTIVE, "finished": apb.FINISHED}.get(status)
+    return [s for s in summaries if s is not None and (wanted is None or s.status == wanted)]
+
+
 def _snapshot_blob(snapshot: tuple[int, str, bytes] | None) -> bytes:
     if snapshot is None:
         return b""
@@ -268,7 +276,7 @@ class RedisReadModel:
             self.redis = url_or_client
         self._apply = self.redis.register_script(APPLY)
         self._list = self.redis.register_script(LIST)
-        self._drop = self.redis.register_script(DROP)
+        self._drop = ManySlots(self.redis, DROP)
 
     # ---- key names
 
@@ -340,10 +348,7 @@ class RedisReadModel:
         shown = top[:size]
         positions = [entry[len(prefix):] for entry in shown]
         ids = [cursor_of(p)[1] for p in positions]
-        summaries = await self._summaries(ids)
-        wanted_status = {"active": apb.ACTIVE, "finished": apb.FINISHED}.get(status)
-        page = [s for s in summaries if s is not None and
-                (wanted_status is None or s.status == wanted_status)]
+        page = _consistent(await self._summaries(ids), status)
         return page, cursor_of(positions[-1]) if more else None
 
     async def _summaries(self, ids: Sequence[str]) -> list[apb.GameSummary | None]:
@@ -374,26 +379,28 @@ class RedisReadModel:
         await pipelined(self.redis, [
             lambda pipe, s=s: pipe.execute_command("UNLINK", self._list_key(s))
             for s in range(SHARDS)])
-        for p in range(PARTITIONS):
-            keys = [self._part_key(p, kind)
-                    for kind in ("version", "summary", "snapshot", "stats-games")]
-            await self._drop(keys=keys, args=[self._part_key(p, "stats:")])
+        await self._drop([([self._part_key(p, kind) for kind in
+                            ("version", "summary", "snapshot", "stats-games")],
+                           [self._part_key(p, "stats:")]) for p in range(PARTITIONS)])
 
     async def dump(self) -> dict[str, Any]:
         """Per game: version, summary and snapshot; statistics per game name; the list."""
         out: dict[str, Any] = {}
-        for p in range(PARTITIONS):
-            for kind in ("version", "summary", "snapshot"):
-                for k, v in (await self.redis.hgetall(self._part_key(p, kind))).items():
-                    out[f"{kind}:{k.decode()}"] = v
-            for name in await self.redis.smembers(self._part_key(p, "stats-games")):
-                stats = out.setdefault(f"stats:{name.decode()}", {})
-                raw = await self.redis.hgetall(self._part_key(p, f"stats:{name.decode()}"))
-                for k, v in raw.items():
-                    stats[k.decode()] = stats.get(k.decode(), 0) + int(v)
-        entries = []
-        for s in range(SHARDS):
-            entries += await self.redis.zrange(self._list_key(s), 0, -1)
+        kinds = ("version", "summary", "snapshot")
+        replies = await pipelined(self.redis, [
+            lambda pipe, p=p, kind=kind: pipe.hgetall(self._part_key(p, kind))
+            for p in range(PARTITIONS) for kind in kinds])
+        for i, reply in enumerate(replies):
+            for k, v in reply.items():
+                out[f"{kinds[i % len(kinds)]}:{k.decode()}"] = v
+        names = set().union(*await pipelined(self.redis, [
+            lambda pipe, p=p: pipe.smembers(self._part_key(p, "stats-games"))
+            for p in range(PARTITIONS)]))
+        for name in sorted(n.decode() for n in names):
+            out[f"stats:{name}"] = await self.stats(name)
+        entries = [e for reply in await pipelined(self.redis, [
+            lambda pipe, s=s: pipe.zrange(self._list_key(s), 0, -1) for s in range(SHARDS)])
+            for e in reply]
         if entries:
             out["list"] = sorted(entries)
         return dict(sorted(out.items()))
@@ -460,7 +467,9 @@ class MemoryReadModel:
         end = positions.bisect_left(position(*after)) if after else len(positions)
         start = max(0, end - size)
         shown = list(reversed(positions[start:end]))
-        page = [apb.GameSummary.FromString(self.summaries[cursor_of(p)[1]]) for p in shown]
+        summaries = [self.summaries.get(cursor_of(p)[1]) for p in shown]
+        page = _consistent([apb.GameSummary.FromString(s) if s else None for s in summaries],
+                           status)
         return page, cursor_of(shown[-1]) if start > 0 and shown else None
 
     async def stats(self, game: str) -> dict[str, int]:

@@ -21,8 +21,11 @@ partitions whose games it indexes (the same master, where masters own contiguous
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
 
 from services.core.partitions import PARTITIONS, partition_of, partition_tag
 
@@ -47,3 +50,45 @@ async def pipelined(redis: Any, calls: Sequence[Callable[[Any], object]],
         for call in calls:
             call(pipe)
         return list(await pipe.execute(raise_on_error=raise_on_error))
+
+
+class ManySlots:
+    """A Lua script run once per (keys, args), each call on its own slot: pipelined on a
+    standalone Redis; on a cluster (whose pipelines refuse scripts) sent CONCURRENCY at a
+    time. The script is loaded on every master first, and again if a node answers that it
+    does not know it (a replica promoted since, a restart)."""
+
+    CONCURRENCY = 32
+
+    def __init__(self, redis: Any, script: str) -> None:
+        self.redis, self.script = redis, script
+        self.sha = ""
+
+    async def __call__(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]
+                       ) -> list[Any]:
+        from redis.exceptions import NoScriptError
+
+        replies: list[Any] = []
+        for attempt in range(2):
+            if not self.sha or attempt:
+                self.sha = await self.redis.script_load(self.script)
+            replies = await self._run(calls)
+            if not any(isinstance(r, NoScriptError) for r in replies):
+                break
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+    async def _run(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
+        if not isinstance(self.redis, RedisCluster):
+            return await pipelined(self.redis, [
+                lambda pipe, keys=keys, args=args: pipe.evalsha(self.sha, len(keys), *keys,
+                                                                *args)
+                for keys, args in calls], raise_on_error=False)
+        replies: list[Any] = []
+        for i in range(0, len(calls), self.CONCURRENCY):
+            replies += await asyncio.gather(*(
+                self.redis.evalsha(self.sha, len(keys), *keys, *args)
+                for keys, args in calls[i : i + self.CONCURRENCY]), return_exceptions=True)
+        return replies
