@@ -315,3 +315,30 @@ async def test_a_catch_up_waits_for_the_entries_the_running_loop_has_taken(redis
     await loop_step
     await store.close()
     await rm.close()
+
+
+async def test_a_rebuild_lists_a_game_whose_record_outlived_the_drop_of_its_list_entries(
+        redis_url: str) -> None:
+    """A live worker wrote a game's list entries before the drop reached their shard, and its
+    record after the drop had passed the record's slot: the rebuild finds the record current
+    and must write the list entries again."""
+    store = MemoryStore()  # (the rebuild then projects this test's game only)
+    game_id = await play_random(Host(store, GAMES), TOY, seed=1, names=["dora", "b"])
+    _, prefix = unique()
+
+    class WithoutListEntries(RedisReadModel):
+        async def relist(self, u: object) -> None:
+            return None
+
+    class LateRecord(RedisReadModel):
+        async def drop(self) -> None:
+            await super().drop()
+            late = WithoutListEntries(self.redis, self.prefix)
+            assert await Projector(store, late, GAMES).project(game_id) == "ok"
+
+    rm = LateRecord(redis_url, prefix)
+    await rebuild(store, rm, GAMES)
+    assert await rm.version(game_id) == await store.version(game_id)
+    assert [s.game_id for s in (await rm.page("toy", "", "dora", None, 10))[0]] == [game_id]
+    await RedisReadModel.drop(rm)
+    await rm.close()

@@ -163,3 +163,24 @@ def test_a_snapshot_fingerprint_changes_with_the_games_data_files(tmp_path: Path
         assert prints[0] != prints[1]
     finally:
         del sys.modules["cardgame_rules"]
+
+
+async def test_the_embedded_projections_cost_nothing_when_no_feed_entry_is_new() -> None:
+    """ListGames catches up first: with nothing new it must not visit the 256 feeds."""
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    projections = InProcessProjections(store, rm, games)
+    await play_random(host, TOY, seed=1)
+    await projections.catch_up()
+    reads = []
+    read_feed = store.read_feed
+
+    async def counting(partition: int, after: str, count: int) -> list:
+        reads.append(partition)
+        return await read_feed(partition, after, count)
+
+    store.read_feed = counting  # type: ignore[method-assign]
+    assert await projections.catch_up() == 0 and reads == []
+    game_id = await play_random(host, TOY, seed=2)
+    assert await projections.catch_up() > 0 and reads
+    assert game_id in [s.game_id for s in (await rm.page("toy", "", "", None, 10))[0]]

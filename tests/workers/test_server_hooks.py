@@ -73,6 +73,31 @@ async def test_list_games_reads_the_read_model_filters_and_pages(served: Any) ->
     assert created == sorted(created, reverse=True)
 
 
+async def test_a_page_token_is_a_cursor_and_a_forged_one_is_invalid_argument(served: Any
+                                                                            ) -> None:
+    import base64
+    import json
+
+    stub, host, _ = served
+    seat = f"tok-{id(host)}"
+    ids = [await play_random(host, TOY, seed=s, stop_at=2, names=[seat, "x"]) for s in range(3)]
+    first = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=1))
+    created, last_id = json.loads(base64.urlsafe_b64decode(first.next_page_token))
+    assert (created, last_id) == (first.games[0].created_unix_ms, first.games[0].game_id)
+    rest = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=5,
+                                                     page_token=first.next_page_token))
+    assert sorted(g.game_id for g in [*first.games, *rest.games]) == sorted(ids)
+
+    def token(value: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
+
+    for forged in (token([1]), token(["1", "g"]), token([-1, "g"]), token([1, ""]),
+                   token([1.5, "g"]), token({"a": 1}), token([1, "g" * 2000]), "%%%"):
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.ListGames(apb.ListGamesRequest(page_token=forged))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, forged
+
+
 async def test_a_server_loads_a_long_game_from_its_snapshot(served: Any) -> None:
     stub, host, store = served
     game_id = await play_random(host, TOY, stop_at=30, options=TOY.pb.Options(pile=200))
