@@ -13,6 +13,9 @@ here as the baseline. Each round measures both, one after the other:
     view        another client's GetView p50 while nothing else runs
     view+list   that client's GetView p50 while two clients loop ListGames
 
+and, in this process, the read model alone: CPU microseconds (process time) per page of 50,
+first and deep (after a cursor half way down), for the same number of games.
+
 The machine is shared and noisy: read the ratios (scan / indexed), measured in the same run.
 Writes loadtests/results/listgames.json and prints it.
 """
@@ -193,6 +196,34 @@ async def measure(port: int, seconds: float) -> dict[str, float]:
         }
 
 
+def page_cpu(games: int, calls: int = 200) -> dict[str, dict[str, float]]:
+    """CPU µs per page of 50 of each read model holding `games` games (no server)."""
+
+    async def go() -> dict[str, dict[str, float]]:
+        out = {}
+        for name, rm in (("indexed", MemoryReadModel()), ("scan", ScanningReadModel())):
+            for i in range(games):
+                summary = apb.GameSummary(game_id=f"g{i:06}", game="bubblee",
+                                          created_unix_ms=1_700_000_000_000 + i)
+                await rm.apply(Update(f"g{i:06}", "bubblee", 0, 2, 1_700_000_000_000 + i,
+                                      "active", [f"p{i % 1000}", f"q{i % 7}"],
+                                      summary.SerializeToString()))
+            middle = (1_700_000_000_000 + games // 2, f"g{games // 2:06}")
+            figures = {}
+            for label, args in (("first_page_us", ("", "", "", None)),
+                                ("deep_page_us", ("", "", "", middle)),
+                                ("seat_page_us", ("", "", "q3", None))):
+                t0 = time.process_time()
+                for _ in range(calls):
+                    page, _ = await rm.page(*args, 50)  # type: ignore[arg-type]
+                    assert len(page) == 50
+                figures[label] = (time.process_time() - t0) / calls * 1e6
+            out[name] = figures
+        return out
+
+    return asyncio.run(go())
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -229,6 +260,9 @@ def main() -> int:
                 proc.kill()
     figures = {v: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
                for v, rs in rounds.items()}
+    alone = page_cpu(args.games)
+    for variant, values in alone.items():
+        figures[variant].update(values)
     report = {"games": args.games, "seconds": args.seconds, "rounds": args.rounds,
               "median_of_rounds": figures,
               "scan_over_indexed": {k: figures["scan"][k] / figures["indexed"][k]

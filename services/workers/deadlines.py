@@ -135,8 +135,8 @@ class RedisDeadlines:
         await self.redis.zrem(self._keys(shard_of(deadline.game_id))[1], deadline.member())
 
     async def pending(self) -> int:
-        counts = await pipelined(self.redis, [
-            lambda pipe, key=key: pipe.zcard(key) for s in range(SHARDS) for key in self._keys(s)])
+        counts = await pipelined(self.redis, "zcard",
+                                 [(key,) for s in range(SHARDS) for key in self._keys(s)])
         return sum(int(n) for n in counts)
 
 

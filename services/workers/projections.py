@@ -354,9 +354,9 @@ class ProjectionWorker:
     async def setup(self) -> None:
         if self._ready:
             return
-        replies = await pipelined(self.redis, [
-            lambda pipe, feed=feed: pipe.xgroup_create(feed, self.group, id="0", mkstream=True)
-            for feed in self.feeds], raise_on_error=False)
+        replies = await pipelined(self.redis, "xgroup_create",
+                                  [(feed, self.group) for feed in self.feeds],
+                                  raise_on_error=False, id="0", mkstream=True)
         for reply in replies:
             if isinstance(reply, Exception) and "BUSYGROUP" not in str(reply):
                 raise reply
@@ -382,10 +382,10 @@ class ProjectionWorker:
         starts: dict[str, Any] = dict.fromkeys(self.feeds, "0-0")
         while starts:
             feeds = list(starts)
-            replies = await pipelined(self.redis, [
-                lambda pipe, feed=feed, start=starts[feed]: pipe.xautoclaim(
-                    feed, self.group, self.consumer, self.min_idle_ms, start, count=self.count)
-                for feed in feeds])
+            replies = await pipelined(
+                self.redis, "xautoclaim",
+                [(feed, self.group, self.consumer, self.min_idle_ms, starts[feed])
+                 for feed in feeds], count=self.count)
             starts = {}
             for feed, (start, rows, *_) in zip(feeds, replies, strict=True):
                 done += await self._handle(feed, [r for r in rows if r[1]])
@@ -400,10 +400,9 @@ class ProjectionWorker:
         slots on Redis Cluster), all sent at once: one pipeline per node. Never blocking:
         a BLOCK would hold a connection past the client's socket timeout.
         """
-        replies = await pipelined(self.redis, [
-            lambda pipe, feed=feed: pipe.xreadgroup(self.group, self.consumer, {feed: ">"},
-                                                    count=self.count)
-            for feed in self.feeds])
+        replies = await pipelined(self.redis, "xreadgroup",
+                                  [(self.group, self.consumer, {feed: ">"})
+                                   for feed in self.feeds], count=self.count)
         found = []
         for reply in replies:
             found += [(f.decode() if isinstance(f, bytes) else f, rows)
@@ -440,8 +439,7 @@ class ProjectionWorker:
     async def report_lag(self) -> dict[int, int]:
         """Entries not yet acknowledged (pending + not yet delivered), per partition."""
         self._lag_at = time.monotonic()
-        replies = await pipelined(self.redis, [
-            lambda pipe, feed=feed: pipe.xinfo_groups(feed) for feed in self.feeds])
+        replies = await pipelined(self.redis, "xinfo_groups", [(feed,) for feed in self.feeds])
         lags = {}
         for (feed, p), groups in zip(self.feeds.items(), replies, strict=True):
             for g in groups:

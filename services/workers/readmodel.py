@@ -332,10 +332,9 @@ class RedisReadModel:
         todo = list(range(SHARDS))
         count = min(want, 2 * want // SHARDS + 2)
         while todo:
-            replies = await pipelined(self.redis, [
-                lambda pipe, s=s, n=count: pipe.zrevrangebylex(self._list_key(s), upper[s],
-                                                               b"[" + prefix, 0, n)
-                for s in todo])
+            replies = await pipelined(
+                self.redis, "zrevrangebylex",
+                [(self._list_key(s), upper[s], b"[" + prefix, 0, count) for s in todo])
             for s, rows in zip(todo, replies, strict=True):
                 got[s] += rows
                 upper[s] = b"(" + rows[-1] if len(rows) == count else b""
@@ -354,14 +353,14 @@ class RedisReadModel:
     async def _summaries(self, ids: Sequence[str]) -> list[apb.GameSummary | None]:
         """The summaries of `ids`; None for a game whose list entry is ahead of its record
         (listed, its first write not done yet)."""
-        raw = await pipelined(self.redis, [
-            lambda pipe, i=i: pipe.hget(self._game_key(i, "summary"), i) for i in ids])
+        raw = await pipelined(self.redis, "hget",
+                              [(self._game_key(i, "summary"), i) for i in ids])
         return [apb.GameSummary.FromString(r) if r is not None else None for r in raw]
 
     async def stats(self, game: str) -> dict[str, int]:
-        replies = await pipelined(self.redis, [
-            lambda pipe, p=p: pipe.hgetall(self._part_key(p, f"stats:{game}"))
-            for p in range(PARTITIONS)])
+        replies = await pipelined(self.redis, "hgetall",
+                                  [(self._part_key(p, f"stats:{game}"),)
+                                   for p in range(PARTITIONS)])
         total: dict[str, int] = {}
         for reply in replies:
             for k, v in reply.items():
@@ -376,9 +375,8 @@ class RedisReadModel:
         if it also keeps the record's statistics and snapshot (same slot), and a record
         whose list entries were dropped is found current by the rebuild, which then writes
         its list entries again (`Projector(relist_current=True)`)."""
-        await pipelined(self.redis, [
-            lambda pipe, s=s: pipe.execute_command("UNLINK", self._list_key(s))
-            for s in range(SHARDS)])
+        await pipelined(self.redis, "execute_command",
+                        [("UNLINK", self._list_key(s)) for s in range(SHARDS)])
         await self._drop([([self._part_key(p, kind) for kind in
                             ("version", "summary", "snapshot", "stats-games")],
                            [self._part_key(p, "stats:")]) for p in range(PARTITIONS)])
@@ -387,19 +385,19 @@ class RedisReadModel:
         """Per game: version, summary and snapshot; statistics per game name; the list."""
         out: dict[str, Any] = {}
         kinds = ("version", "summary", "snapshot")
-        replies = await pipelined(self.redis, [
-            lambda pipe, p=p, kind=kind: pipe.hgetall(self._part_key(p, kind))
-            for p in range(PARTITIONS) for kind in kinds])
+        replies = await pipelined(self.redis, "hgetall",
+                                  [(self._part_key(p, kind),)
+                                   for p in range(PARTITIONS) for kind in kinds])
         for i, reply in enumerate(replies):
             for k, v in reply.items():
                 out[f"{kinds[i % len(kinds)]}:{k.decode()}"] = v
-        names = set().union(*await pipelined(self.redis, [
-            lambda pipe, p=p: pipe.smembers(self._part_key(p, "stats-games"))
-            for p in range(PARTITIONS)]))
+        names = set().union(*await pipelined(
+            self.redis, "smembers",
+            [(self._part_key(p, "stats-games"),) for p in range(PARTITIONS)]))
         for name in sorted(n.decode() for n in names):
             out[f"stats:{name}"] = await self.stats(name)
-        entries = [e for reply in await pipelined(self.redis, [
-            lambda pipe, s=s: pipe.zrange(self._list_key(s), 0, -1) for s in range(SHARDS)])
+        entries = [e for reply in await pipelined(
+            self.redis, "zrange", [(self._list_key(s), 0, -1) for s in range(SHARDS)])
             for e in reply]
         if entries:
             out["list"] = sorted(entries)

@@ -22,7 +22,7 @@ partitions whose games it indexes (the same master, where masters own contiguous
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -40,15 +40,16 @@ def shard_tag(shard: int) -> str:
     return partition_tag(shard * PARTITIONS // SHARDS)
 
 
-async def pipelined(redis: Any, calls: Sequence[Callable[[Any], object]],
-                    raise_on_error: bool = True) -> list[Any]:
-    """Queue one command per call on a pipeline and send them together: one round trip on a
-    standalone Redis, one per node (concurrently) on a cluster. Replies in order."""
-    if not calls:
-        return []
+async def pipelined(redis: Any, method: str, calls: Iterable[Sequence[Any]],
+                    raise_on_error: bool = True, **options: Any) -> list[Any]:
+    """The command `method` once per argument list in `calls` (each with `options`), queued
+    on a pipeline and sent together: one round trip on a standalone Redis, one per node
+    (concurrently) on a cluster. Replies in order."""
     async with redis.pipeline(transaction=False) as pipe:
-        for call in calls:
-            call(pipe)
+        for args in calls:
+            getattr(pipe, method)(*args, **options)
+        if not len(pipe):
+            return []
         return list(await pipe.execute(raise_on_error=raise_on_error))
 
 
@@ -82,10 +83,9 @@ class ManySlots:
 
     async def _run(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
         if not isinstance(self.redis, RedisCluster):
-            return await pipelined(self.redis, [
-                lambda pipe, keys=keys, args=args: pipe.evalsha(self.sha, len(keys), *keys,
-                                                                *args)
-                for keys, args in calls], raise_on_error=False)
+            return await pipelined(self.redis, "evalsha",
+                                   [(self.sha, len(keys), *keys, *args) for keys, args in calls],
+                                   raise_on_error=False)
         replies: list[Any] = []
         for i in range(0, len(calls), self.CONCURRENCY):
             replies += await asyncio.gather(*(
