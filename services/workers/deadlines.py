@@ -57,6 +57,7 @@ from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shar
 log = logging.getLogger("arbiter.deadlines")
 
 LEASE_SECONDS = 30.0
+LEGACY = "arbiter:{dl}"  # where versions before the shards queued every deadline
 
 # KEYS: due, firing. ARGV: now ms, limit, lease end ms.
 CLAIM = """
@@ -109,11 +110,29 @@ class RedisDeadlines:
     one pipeline per node; `limit` applies per shard."""
 
     def __init__(self, redis: Any, prefix: str = "arbiter:dl",
-                 lease_seconds: float = LEASE_SECONDS) -> None:
+                 lease_seconds: float = LEASE_SECONDS, legacy: str = LEGACY) -> None:
         self.redis = redis
         self.prefix = prefix
         self.lease_ms = int(lease_seconds * 1000)
         self._claim = ManySlots(redis, CLAIM)
+        self.legacy = legacy  # the single-slot queue of older versions ("": none)
+        self._adopted = False
+
+    async def adopt_legacy(self) -> int:
+        """Move what older versions queued in their single-slot queue into the shards (once
+        per process, at its first claim): due ones keep their due time, claimed ones are due
+        when their lease ends. A member moved twice (two schedulers starting together) is
+        still one deadline (ZADD NX), and firing is idempotent anyway."""
+        moved = 0
+        for kind in ("due", "firing"):
+            key = f"{self.legacy}:{kind}"
+            for member, score in await self.redis.zrange(key, 0, -1, withscores=True):
+                game_id = Deadline.parse(member).game_id
+                await self.redis.zadd(self._keys(shard_of(game_id))[0], {member: int(score)},
+                                      nx=True)
+                await self.redis.zrem(key, member)
+                moved += 1
+        return moved
 
     def _keys(self, shard: int) -> list[str]:
         tag = shard_tag(shard)
@@ -126,6 +145,10 @@ class RedisDeadlines:
         await self.redis.zadd(due_key, {deadline.member(): int(due * 1000)}, nx=True)
 
     async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
+        if not self._adopted and self.legacy:
+            if await self.adopt_legacy():
+                log.info("deadlines queued by an older version moved into the shards")
+            self._adopted = True
         now_ms = int(now * 1000)
         replies = await self._claim([(self._keys(s), [now_ms, limit, now_ms + self.lease_ms])
                                      for s in range(SHARDS)])

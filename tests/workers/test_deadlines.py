@@ -302,3 +302,19 @@ async def test_two_schedulers_close_a_window_once(redis_url: str) -> None:
     assert await table.store.version(game_id) == version
     await one.aclose()
     await two.aclose()
+
+
+async def test_deadlines_queued_by_an_older_version_in_one_slot_still_fire(
+        redis_url: str) -> None:
+    tag = uuid.uuid4().hex[:8]
+    legacy = f"arbiter:{{dl-old-{tag}}}"
+    r = connect(redis_url)
+    queue = RedisDeadlines(r, f"arbiter:dl-{tag}", lease_seconds=10, legacy=legacy)
+    due, claimed = Deadline("idle", "g1", 3, 0), Deadline("ai", "g2", 5, 1)
+    await r.zadd(f"{legacy}:due", {due.member(): 100_000})
+    await r.zadd(f"{legacy}:firing", {claimed.member(): 107_000})  # its lease ends at 107 s
+    assert await queue.claim(99) == []
+    assert await queue.pending() == 2 and not await r.exists(f"{legacy}:due", f"{legacy}:firing")
+    assert await queue.claim(100) == [due]
+    assert await queue.claim(107) == [claimed]
+    await r.aclose()
