@@ -9,7 +9,7 @@ sorted every matching game, and every ListGames visited the 256 partition feeds 
 here as the baseline. Each round measures both, one after the other:
 
     list        ListGames p50, page of 50, no filter (one client)
-    seat        ListGames p50 filtered by a seat name that sits in 1 game of 1000
+    seat        ListGames p50 filtered by a seat name that sits in 1 game of 7
     view        another client's GetView p50 while nothing else runs
     view+list   that client's GetView p50 while two clients loop ListGames
 
@@ -182,7 +182,7 @@ async def measure(port: int, seconds: float) -> dict[str, float]:
             await list_games(apb.ListGamesRequest(page_size=50))
 
         async def seat_page() -> None:
-            reply = await list_games(apb.ListGamesRequest(seat_name="p7", page_size=50))
+            reply = await list_games(apb.ListGamesRequest(seat_name="q3", page_size=50))
             assert reply.games
 
         async def view() -> None:

@@ -111,6 +111,8 @@ class RedisDeadlines:
 
     def __init__(self, redis: Any, prefix: str = "arbiter:dl",
                  lease_seconds: float = LEASE_SECONDS, legacy: str = LEGACY) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(f"a deadline queue prefix holds no hash tag: {prefix!r}")
         self.redis = redis
         self.prefix = prefix
         self.lease_ms = int(lease_seconds * 1000)

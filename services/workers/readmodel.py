@@ -267,6 +267,8 @@ class RedisReadModel:
     their own; it must hold no hash tag)."""
 
     def __init__(self, url_or_client: Any, prefix: str = PREFIX) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(f"a read-model prefix holds no hash tag: {prefix!r}")
         self.prefix = prefix
         if isinstance(url_or_client, str):
             from services.core.redis_conn import connect
