@@ -1,11 +1,13 @@
 """Projection workers: partition feeds -> read models (game list, statistics, snapshots).
 
-Every append adds one entry (g, first, last) to its partition feed `arbiter:{p<n>}:feed`.
+Every append adds one entry (g, first, last) to its partition's feed (on Redis, the stream
+`redis_store.feed_key(partition)`, in the partition's slot).
 A `Projector` brings one game's read models up to the game's latest version; the workers
 decide which games to project:
 
 - `ProjectionWorker` (Redis): one consumer of the group `projections` on every partition
-  feed. It reads with XREADGROUP, writes the read models, and only then acknowledges (XACK).
+  feed. It reads with XREADGROUP (one per feed, pipelined per node: the feeds are spread over
+  the cluster's slots), writes the read models, and only then acknowledges (XACK).
   Entries a dead consumer read but never acknowledged are taken over with XAUTOCLAIM once
   they have been idle `min_idle_ms`. Any number of workers may run: the work is shared.
 - `InProcessProjections` (embedded store): the same projector over `MemoryStore.read_feed`,

@@ -47,10 +47,10 @@ CLUSTER_SKIP = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_SKIP", "") or (
     "needs ARBITER_TEST_REDIS_CLUSTER_URL (make test starts a private Redis Cluster)")
 
 
-@pytest.fixture(params=["redis", "cluster"])
-def redis_url(request: pytest.FixtureRequest) -> str:
-    """The private redis-server, then the private Redis Cluster (3 masters, 3 replicas)."""
-    if request.param == "redis":
+def url_of(kind: str) -> str:
+    """The private redis-server ("redis") or a node of the private Redis Cluster ("cluster",
+    3 masters and 3 replicas); the test is skipped, with the reason, where there is none."""
+    if kind == "redis":
         if not REDIS_URL:
             pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
         return REDIS_URL
@@ -59,16 +59,19 @@ def redis_url(request: pytest.FixtureRequest) -> str:
     return CLUSTER_URL
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["redis", "cluster"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    return url_of(request.param)
+
+
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "memory":
         s: Store = MemoryStore()
     else:
-        if not REDIS_URL:
-            pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
         from services.core.redis_store import RedisStore
 
-        s = RedisStore(REDIS_URL)
+        s = RedisStore(url_of(request.param))
     yield s
     await s.close()
 

@@ -16,8 +16,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.workers import readmodel
 from services.workers.readmodel import MemoryReadModel, RedisReadModel, Update
 from services.workers.shards import SHARDS
-from tests.conftest import REDIS_URL
-from tests.workers.conftest import CLUSTER_SKIP, CLUSTER_URL
+from tests.workers.conftest import url_of
 
 
 @pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
@@ -25,10 +24,7 @@ async def rm(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield MemoryReadModel()
         return
-    url = REDIS_URL if request.param == "redis" else CLUSTER_URL
-    if not url:
-        pytest.skip("needs ARBITER_TEST_REDIS_URL" if request.param == "redis" else CLUSTER_SKIP)
-    model = RedisReadModel(url, f"arbiter:rm-{uuid.uuid4().hex[:8]}")
+    model = RedisReadModel(url_of(request.param), f"arbiter:rm-{uuid.uuid4().hex[:8]}")
     yield model
     await model.drop()
     await model.close()

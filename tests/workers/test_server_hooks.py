@@ -17,8 +17,7 @@ from services.core.host import Host
 from services.core.server import Config, build
 from services.core.store import MemoryStore, Store
 from services.workers.runtime import workers_of
-from tests.conftest import REDIS_URL
-from tests.workers.conftest import CLUSTER_SKIP, CLUSTER_URL, TOY, play_random
+from tests.workers.conftest import TOY, play_random, url_of
 
 ADMIN = "admin-secret"
 
@@ -32,13 +31,9 @@ def free_port() -> int:
 @pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Host, Store]]:
     if request.param != "memory":
-        url = REDIS_URL if request.param == "redis" else CLUSTER_URL
-        if not url:
-            pytest.skip("needs ARBITER_TEST_REDIS_URL" if request.param == "redis" else
-                        CLUSTER_SKIP)
         from services.core.redis_store import RedisStore
 
-        store: Store = RedisStore(url)
+        store: Store = RedisStore(url_of(request.param))
     else:
         store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
