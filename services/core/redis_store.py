@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -71,8 +72,12 @@ def feed_key(partition: int) -> str:
 
 class RedisStore:
     def __init__(self, url: str) -> None:
-        # Provisional (until the store is made cluster-aware): a cluster client on a cluster.
-        self.redis: Any = connect(url, max_connections=256)
+        # Provisional (until the store is made cluster-aware): a cluster client on a cluster;
+        # Redis unreachable now, a plain client whose calls answer unavailable.
+        try:
+            self.redis: Any = connect(url, max_connections=256)
+        except DOWN:
+            self.redis = aioredis.Redis.from_url(url, max_connections=256)
         self._append = self.redis.register_script(APPEND)
 
     def _keys(self, game_id: str) -> list[str]:
