@@ -35,6 +35,7 @@ from typing import Any
 
 from arbiter.v1 import arbiter_pb2 as apb
 from google.protobuf import text_format
+from redis.exceptions import ResponseError
 
 from services.core import log as gamelog
 from services.core.decider import Game
@@ -416,9 +417,16 @@ class ProjectionWorker:
         # already read (they are no longer new to XREADGROUP) but not yet written.
         async with self._lock:
             await self.setup()
-            done = await self.reclaim() if reclaim else 0
-            for feed, rows in await self.read_new():
-                done += await self._handle(feed, rows)
+            try:
+                done = await self.reclaim() if reclaim else 0
+                for feed, rows in await self.read_new():
+                    done += await self._handle(feed, rows)
+            except ResponseError as e:
+                if "NOGROUP" in str(e):
+                    # A feed lost the group (a failover to a replica it had not reached,
+                    # a deleted key): create it again at the next step.
+                    self._ready = False
+                raise
         if done:
             self._idle_ms = POLL_MS
         elif block_ms:

@@ -13,7 +13,7 @@ import pytest
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.host import Host
-from services.core.store import MemoryStore, Store
+from services.core.store import MemoryStore, Store, partition_of
 from services.workers.projections import (
     InProcessProjections,
     ProjectionWorker,
@@ -341,4 +341,25 @@ async def test_a_rebuild_lists_a_game_whose_record_outlived_the_drop_of_its_list
     assert await rm.version(game_id) == await store.version(game_id)
     assert [s.game_id for s in (await rm.page("toy", "", "dora", None, 10))[0]] == [game_id]
     await RedisReadModel.drop(rm)
+    await rm.close()
+
+
+async def test_a_worker_recreates_its_group_where_a_feed_lost_it(redis_url: str) -> None:
+    """A failover to a replica that had not received the group (or a deleted feed) leaves a
+    feed without it: the worker's next step creates it again instead of failing forever."""
+    from services.core.redis_store import RedisStore, feed_key
+
+    group, prefix = unique()
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    await worker.catch_up()
+    game_id = await play_random(Host(store, GAMES), TOY, seed=4)
+    await store.redis.xgroup_destroy(feed_key(partition_of(game_id)), group)
+    with pytest.raises(Exception, match="NOGROUP"):
+        await worker.step(None)
+    await worker.step(None)  # the group is back (from the feed's start: nothing is lost)
+    await worker.catch_up()
+    assert await listed(rm, [game_id]) == await expected_summaries(Host(store, GAMES), [game_id])
+    await store.close()
     await rm.close()
