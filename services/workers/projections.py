@@ -49,7 +49,6 @@ log = logging.getLogger("arbiter.projections")
 SNAPSHOT_EVERY = int(os.environ.get("ARBITER_SNAPSHOT_EVERY", "200"))
 GROUP = "projections"
 CAS_RETRIES = 8
-REBUILD_CONCURRENCY = 16
 
 
 @dataclass
@@ -309,13 +308,9 @@ async def rebuild(store: Store, rm: ReadModel, games: dict[str, Game],
     already written that version ("current")."""
     await rm.drop()
     projector = Projector(store, rm, games, snapshot_every, cache_size=0, relist_current=True)
-    game_ids = await store.game_ids()
     done = 0
-    # A few games at a time: their reads and writes go to many slots (and nodes) at once.
-    for i in range(0, len(game_ids), REBUILD_CONCURRENCY):
-        results = await asyncio.gather(*(projector.project(game_id) for game_id in
-                                         game_ids[i : i + REBUILD_CONCURRENCY]))
-        done += sum(r == "ok" for r in results)
+    for game_id in await store.game_ids():
+        done += await projector.project(game_id) == "ok"
     return done
 
 
