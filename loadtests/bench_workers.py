@@ -67,7 +67,7 @@ async def bench_replay() -> dict[str, Any]:
     host = Host(store, games)
     game_id = await _long_game(host)
     entries = await store.version(game_id)
-    prefix = f"arbiter:{{rm-bench-{uuid.uuid4().hex[:6]}}}"
+    prefix = f"arbiter:rm-bench-{uuid.uuid4().hex[:6]}"
     rm = RedisReadModel(store.redis, prefix)
     rebuilds = []
     for _ in range(5):

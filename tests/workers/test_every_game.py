@@ -51,8 +51,8 @@ async def test_projections_snapshots_and_rebuild(name: str) -> None:
         ids.append(await play(host, game, seed))
         await projections.catch_up()
     # Summaries reflect the stream.
-    page, total = await rm.page(name, "", "", 0, 10)
-    assert total == 2
+    page, after = await rm.page(name, "", "", None, 10)
+    assert len(page) == 2 and after is None
     for summary in page:
         assert summary.version == await store.version(summary.game_id)
     assert (await rm.stats(name))["started"] == 2

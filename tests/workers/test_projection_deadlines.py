@@ -17,7 +17,6 @@ from services.workers.projections import (
     rebuild,
 )
 from services.workers.readmodel import MemoryReadModel, RedisReadModel
-from tests.conftest import REDIS_URL, needs_redis
 from tests.workers.conftest import TOY
 from tests.workers.test_deadlines import Clock
 from tests.workers.test_projection_workers import pending, unique
@@ -43,14 +42,13 @@ async def the_timeout_fires(scheduler: Scheduler, clock: Clock, store: Store, ga
     return await scheduler.tick() == 1 and await store.version(game_id) > version
 
 
-@needs_redis
 async def test_a_worker_that_takes_over_an_entry_already_written_schedules_its_deadlines(
-        ) -> None:
+        redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     dead = ProjectionWorker(store, rm, GAMES, group=group, consumer="dead")
     await dead.catch_up()  # start from a clean group position
     game_id, version = await timed_game(store)
@@ -68,13 +66,12 @@ async def test_a_worker_that_takes_over_an_entry_already_written_schedules_its_d
     await rm.close()
 
 
-@needs_redis
-async def test_an_entry_whose_listener_failed_stays_pending_and_is_retried() -> None:
+async def test_an_entry_whose_listener_failed_stays_pending_and_is_retried(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     worker = ProjectionWorker(store, rm, GAMES, group=group, min_idle_ms=50)
     await worker.catch_up()
     scheduler, clock = scheduler_for(store)

@@ -13,7 +13,7 @@ import pytest
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.host import Host
-from services.core.store import MemoryStore, Store
+from services.core.store import MemoryStore, Store, partition_of
 from services.workers.projections import (
     InProcessProjections,
     ProjectionWorker,
@@ -21,7 +21,6 @@ from services.workers.projections import (
     rebuild,
 )
 from services.workers.readmodel import MemoryReadModel, RedisReadModel
-from tests.conftest import REDIS_URL, needs_redis
 from tests.workers.conftest import ROOT, TOY, play_random
 
 GAMES = {"toy": TOY}
@@ -29,7 +28,7 @@ GAMES = {"toy": TOY}
 
 def unique() -> tuple[str, str]:
     tag = uuid.uuid4().hex[:8]
-    return f"test-{tag}", f"arbiter:{{rm-{tag}}}"
+    return f"test-{tag}", f"arbiter:rm-{tag}"
 
 
 async def pending(worker: ProjectionWorker) -> int:
@@ -50,17 +49,16 @@ async def expected_summaries(host: Host, ids: list[str]) -> dict[str, tuple[int,
 
 async def listed(rm: RedisReadModel | MemoryReadModel, ids: list[str]
                  ) -> dict[str, tuple[int, int]]:
-    page, _ = await rm.page("toy", "", "", 0, 100_000)
+    page, _ = await rm.page("toy", "", "", None, 100_000)
     return {s.game_id: (s.version, s.status) for s in page if s.game_id in ids}
 
 
-@needs_redis
-async def test_a_worker_projects_every_game_then_acknowledges() -> None:
+async def test_a_worker_projects_every_game_then_acknowledges(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     host = Host(store, GAMES)
     ids = [await play_random(host, TOY, seed=s, stop_at=None if s % 2 else 4) for s in range(4)]
     worker = ProjectionWorker(store, rm, GAMES, group=group)
@@ -73,14 +71,13 @@ async def test_a_worker_projects_every_game_then_acknowledges() -> None:
     await rm.close()
 
 
-@needs_redis
-async def test_the_lag_metric_counts_entries_not_yet_acknowledged() -> None:
+async def test_the_lag_metric_counts_entries_not_yet_acknowledged(redis_url: str) -> None:
     from services.core.metrics import METRICS
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     worker = ProjectionWorker(store, rm, GAMES, group=group)
     await worker.setup()
     await worker.catch_up()
@@ -96,14 +93,13 @@ async def test_the_lag_metric_counts_entries_not_yet_acknowledged() -> None:
     await rm.close()
 
 
-@needs_redis
-async def test_a_worker_killed_mid_batch_loses_nothing() -> None:
+async def test_a_worker_killed_mid_batch_loses_nothing(redis_url: str) -> None:
     """Worker A reads a batch and dies before acknowledging; B reclaims it and projects it."""
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     dead = ProjectionWorker(store, rm, GAMES, group=group, consumer="dead", count=1000)
     await dead.setup()
     await dead.catch_up()  # start from a clean group position
@@ -145,19 +141,18 @@ asyncio.run(main())
 """
 
 
-@needs_redis
-async def test_a_worker_process_killed_mid_batch_is_taken_over() -> None:
+async def test_a_worker_process_killed_mid_batch_is_taken_over(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     survivor = ProjectionWorker(store, rm, GAMES, group=group, consumer="alive", min_idle_ms=200)
     await survivor.setup()
     await survivor.catch_up()
     host = Host(store, GAMES)
     ids = [await play_random(host, TOY, seed=s) for s in range(3)]
-    script = KILLED_WORKER.format(root=ROOT, url=REDIS_URL, prefix=prefix, group=group)
+    script = KILLED_WORKER.format(root=ROOT, url=redis_url, prefix=prefix, group=group)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-c", script, stdout=subprocess.PIPE, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": ROOT})
@@ -172,13 +167,12 @@ async def test_a_worker_process_killed_mid_batch_is_taken_over() -> None:
     await rm.close()
 
 
-@needs_redis
-async def test_two_workers_racing_on_one_feed_count_every_event_once() -> None:
+async def test_two_workers_racing_on_one_feed_count_every_event_once(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     a = ProjectionWorker(store, rm, GAMES, group=group, consumer="a", count=2)
     b = ProjectionWorker(store, rm, GAMES, group=group, consumer="b", count=2)
     await a.setup()
@@ -215,13 +209,12 @@ async def test_rebuild_equals_the_incremental_build_embedded() -> None:
     await rebuild_equals_incremental(store, rm, projections.catch_up)
 
 
-@needs_redis
-async def test_rebuild_equals_the_incremental_build_redis() -> None:
+async def test_rebuild_equals_the_incremental_build_redis(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     worker = ProjectionWorker(store, rm, GAMES, group=group, snapshot_every=7)
     await rebuild_equals_incremental(store, rm, worker.catch_up)
     await store.close()
@@ -256,16 +249,14 @@ def test_unknown_streams_in_the_feed_are_skipped(n: int) -> None:
     asyncio.run(go())
 
 
-@needs_redis
 async def test_a_game_projected_live_while_a_rebuild_drops_keeps_its_list_entries_and_counts(
-        ) -> None:
-    import redis.asyncio as aioredis
-
+        redis_url: str) -> None:
+    from services.core.redis_conn import connect
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    live_rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    live_rm = RedisReadModel(redis_url, prefix)
     live = ProjectionWorker(store, live_rm, GAMES, group=group, snapshot_every=7)
     await live.catch_up()
     host = Host(store, GAMES)
@@ -274,23 +265,23 @@ async def test_a_game_projected_live_while_a_rebuild_drops_keeps_its_list_entrie
     await live.catch_up()
     new = await play_random(host, TOY, seed=7, names=["carol", "b"])
 
-    class LiveWriteDuringDrop(aioredis.Redis):
-        """The rebuild's connection: the live worker projects the new game right after the
-        first command of the drop (for a SCAN-then-DEL drop: between the two)."""
+    # The rebuild's connection: the live worker projects the new game right after the
+    # first command of the drop (the list shards and one partition's slot are gone then).
+    client = connect(redis_url)
+    execute, armed = client.execute_command, [True]
 
-        armed = True
+    async def live_write_during_drop(*args: object, **options: object) -> object:
+        result = await execute(*args, **options)
+        if armed:
+            armed.clear()
+            assert await live.catch_up() > 0
+        return result
 
-        async def execute_command(self, *args: object, **options: object) -> object:
-            result = await super().execute_command(*args, **options)
-            if self.armed:
-                self.armed = False
-                assert await live.catch_up() > 0
-            return result
-
-    rm = RedisReadModel(LiveWriteDuringDrop.from_url(REDIS_URL), prefix)
+    client.execute_command = live_write_during_drop
+    rm = RedisReadModel(client, prefix)
     await rebuild(store, rm, GAMES, snapshot_every=7)
     racy = await rm.dump()
-    assert new in [s.game_id for s in (await rm.page("toy", "", "carol", 0, 10))[0]]
+    assert new in [s.game_id for s in (await rm.page("toy", "", "carol", None, 10))[0]]
     await rebuild(store, rm, GAMES, snapshot_every=7)  # nothing running beside it
     assert await rm.dump() == racy
     await store.close()
@@ -298,14 +289,13 @@ async def test_a_game_projected_live_while_a_rebuild_drops_keeps_its_list_entrie
     await live_rm.close()
 
 
-@needs_redis
-async def test_a_catch_up_waits_for_the_entries_the_running_loop_has_taken() -> None:
+async def test_a_catch_up_waits_for_the_entries_the_running_loop_has_taken(redis_url: str) -> None:
     """ListGames reads its own writes on one server even when the loop took the entry first."""
     from services.core.redis_store import RedisStore
 
     group, prefix = unique()
-    store = RedisStore(REDIS_URL)
-    rm = RedisReadModel(REDIS_URL, prefix)
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
     worker = ProjectionWorker(store, rm, GAMES, group=group)
     await worker.catch_up()
     game_id = await play_random(Host(store, GAMES), TOY, seed=3)
@@ -323,5 +313,53 @@ async def test_a_catch_up_waits_for_the_entries_the_running_loop_has_taken() -> 
     await worker.catch_up()
     assert await listed(rm, [game_id]) == await expected_summaries(Host(store, GAMES), [game_id])
     await loop_step
+    await store.close()
+    await rm.close()
+
+
+async def test_a_rebuild_lists_a_game_whose_record_outlived_the_drop_of_its_list_entries(
+        redis_url: str) -> None:
+    """A live worker wrote a game's list entries before the drop reached their shard, and its
+    record after the drop had passed the record's slot: the rebuild finds the record current
+    and must write the list entries again."""
+    store = MemoryStore()  # (the rebuild then projects this test's game only)
+    game_id = await play_random(Host(store, GAMES), TOY, seed=1, names=["dora", "b"])
+    _, prefix = unique()
+
+    class WithoutListEntries(RedisReadModel):
+        async def relist(self, u: object) -> None:
+            return None
+
+    class LateRecord(RedisReadModel):
+        async def drop(self) -> None:
+            await super().drop()
+            late = WithoutListEntries(self.redis, self.prefix)
+            assert await Projector(store, late, GAMES).project(game_id) == "ok"
+
+    rm = LateRecord(redis_url, prefix)
+    await rebuild(store, rm, GAMES)
+    assert await rm.version(game_id) == await store.version(game_id)
+    assert [s.game_id for s in (await rm.page("toy", "", "dora", None, 10))[0]] == [game_id]
+    await RedisReadModel.drop(rm)
+    await rm.close()
+
+
+async def test_a_worker_recreates_its_group_where_a_feed_lost_it(redis_url: str) -> None:
+    """A failover to a replica that had not received the group (or a deleted feed) leaves a
+    feed without it: the worker's next step creates it again instead of failing forever."""
+    from services.core.redis_store import RedisStore, feed_key
+
+    group, prefix = unique()
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    await worker.catch_up()
+    game_id = await play_random(Host(store, GAMES), TOY, seed=4)
+    await store.redis.xgroup_destroy(feed_key(partition_of(game_id)), group)
+    with pytest.raises(Exception, match="NOGROUP"):
+        await worker.step(None)
+    await worker.step(None)  # the group is back (from the feed's start: nothing is lost)
+    await worker.catch_up()
+    assert await listed(rm, [game_id]) == await expected_summaries(Host(store, GAMES), [game_id])
     await store.close()
     await rm.close()

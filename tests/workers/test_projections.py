@@ -21,9 +21,9 @@ async def test_a_finished_game_is_summarised_with_its_result(any_store: Store) -
     game_id = await play_random(host, TOY, names=["ann", "bob"])
     projector = Projector(any_store, rm, games)
     assert await projector.project(game_id) == "ok"
-    [summary], total = await rm.page("toy", "finished", "ann", 0, 10)
+    [summary], after = await rm.page("toy", "finished", "ann", None, 10)
     loaded = await host.load(game_id)
-    assert total == 1 and summary.game_id == game_id and summary.status == apb.FINISHED
+    assert after is None and summary.game_id == game_id and summary.status == apb.FINISHED
     assert summary.version == loaded.version and list(summary.to_act) == []
     assert list(summary.outcome.winners) == list(TOY.outcome(loaded.state).winners)
     assert [s.name for s in summary.seats] == ["ann", "bob"]
@@ -76,16 +76,17 @@ async def test_the_game_list_filters_by_game_status_and_seat_and_pages() -> None
     running = [await play_random(host, TOY, seed=s, stop_at=3, names=["bob", "ann"])
                for s in range(2)]
     await projections.catch_up()
-    _, total = await rm.page("", "", "", 0, 100)
-    assert total == 5
-    page, total = await rm.page("toy", "active", "", 0, 100)
-    assert total == 2 and {s.game_id for s in page} == set(running)
-    page, total = await rm.page("", "finished", "ann", 0, 2)
-    assert total == 3 and len(page) == 2
-    rest, _ = await rm.page("", "finished", "ann", 2, 2)
+    page, after = await rm.page("", "", "", None, 100)
+    assert len(page) == 5 and after is None
+    page, after = await rm.page("toy", "active", "", None, 100)
+    assert {s.game_id for s in page} == set(running) and after is None
+    page, after = await rm.page("", "finished", "ann", None, 2)
+    assert len(page) == 2 and after == (page[-1].created_unix_ms, page[-1].game_id)
+    rest, last = await rm.page("", "finished", "ann", after, 2)
+    assert len(rest) == 1 and last is None
     assert {s.game_id for s in page + rest} == set(done)
-    page, total = await rm.page("", "", "bob", 0, 10)
-    assert total == 2 and all(s.status == apb.ACTIVE for s in page)
+    page, _ = await rm.page("", "", "bob", None, 10)
+    assert len(page) == 2 and all(s.status == apb.ACTIVE for s in page)
 
 
 async def test_snapshots_are_taken_every_n_versions_and_hold_the_state() -> None:
@@ -162,3 +163,24 @@ def test_a_snapshot_fingerprint_changes_with_the_games_data_files(tmp_path: Path
         assert prints[0] != prints[1]
     finally:
         del sys.modules["cardgame_rules"]
+
+
+async def test_the_embedded_projections_cost_nothing_when_no_feed_entry_is_new() -> None:
+    """ListGames catches up first: with nothing new it must not visit the 256 feeds."""
+    store, games = MemoryStore(), {"toy": TOY}
+    host, rm = Host(store, games), MemoryReadModel()
+    projections = InProcessProjections(store, rm, games)
+    await play_random(host, TOY, seed=1)
+    await projections.catch_up()
+    reads = []
+    read_feed = store.read_feed
+
+    async def counting(partition: int, after: str, count: int) -> list:
+        reads.append(partition)
+        return await read_feed(partition, after, count)
+
+    store.read_feed = counting  # type: ignore[method-assign]
+    assert await projections.catch_up() == 0 and reads == []
+    game_id = await play_random(host, TOY, seed=2)
+    assert await projections.catch_up() > 0 and reads
+    assert game_id in [s.game_id for s in (await rm.page("toy", "", "", None, 10))[0]]

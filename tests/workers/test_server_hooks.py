@@ -17,8 +17,7 @@ from services.core.host import Host
 from services.core.server import Config, build
 from services.core.store import MemoryStore, Store
 from services.workers.runtime import workers_of
-from tests.conftest import REDIS_URL
-from tests.workers.conftest import TOY, play_random
+from tests.workers.conftest import TOY, play_random, url_of
 
 ADMIN = "admin-secret"
 
@@ -29,14 +28,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
+@pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Host, Store]]:
-    if request.param == "redis":
-        if not REDIS_URL:
-            pytest.skip("needs ARBITER_TEST_REDIS_URL")
+    if request.param != "memory":
         from services.core.redis_store import RedisStore
 
-        store: Store = RedisStore(REDIS_URL)
+        store: Store = RedisStore(url_of(request.param))
     else:
         store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
@@ -69,6 +66,31 @@ async def test_list_games_reads_the_read_model_filters_and_pages(served: Any) ->
     # The newest game comes first.
     created = [g.created_unix_ms for g in [*reply.games, *more.games]]
     assert created == sorted(created, reverse=True)
+
+
+async def test_a_page_token_is_a_cursor_and_a_forged_one_is_invalid_argument(served: Any
+                                                                            ) -> None:
+    import base64
+    import json
+
+    stub, host, _ = served
+    seat = f"tok-{id(host)}"
+    ids = [await play_random(host, TOY, seed=s, stop_at=2, names=[seat, "x"]) for s in range(3)]
+    first = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=1))
+    created, last_id = json.loads(base64.urlsafe_b64decode(first.next_page_token))
+    assert (created, last_id) == (first.games[0].created_unix_ms, first.games[0].game_id)
+    rest = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=5,
+                                                     page_token=first.next_page_token))
+    assert sorted(g.game_id for g in [*first.games, *rest.games]) == sorted(ids)
+
+    def token(value: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
+
+    for forged in (token([1]), token(["1", "g"]), token([-1, "g"]), token([1, ""]),
+                   token([1.5, "g"]), token({"a": 1}), token([1, "g" * 2000]), "%%%"):
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await stub.ListGames(apb.ListGamesRequest(page_token=forged))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, forged
 
 
 async def test_a_server_loads_a_long_game_from_its_snapshot(served: Any) -> None:
@@ -135,7 +157,7 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
             if await workers.rm.version(game_id) == await store.version(game_id):
                 break
             await asyncio.sleep(0.05)
-        [summary], _ = await workers.rm.page("toy", "finished", "", 0, 10)
+        [summary], _ = await workers.rm.page("toy", "finished", "", None, 10)
         assert summary.game_id == game_id
     finally:
         await workers.stop()
@@ -143,16 +165,14 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
 
 
 async def test_with_external_projections_list_games_reads_what_the_workers_wrote(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    if not REDIS_URL:
-        pytest.skip("needs ARBITER_TEST_REDIS_URL")
+        monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:
     import uuid
 
     from services.core.redis_store import RedisStore
     from services.workers.projections import ProjectionWorker
 
     monkeypatch.setenv("ARBITER_PROJECTIONS", "external")
-    store = RedisStore(REDIS_URL)
+    store = RedisStore(redis_url)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
     server, host, port = build(config, {"toy": TOY}, store)
     assert workers_of(host).projections is None
