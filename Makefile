@@ -18,7 +18,8 @@ $(STAMP): requirements.lock pyproject.toml
 
 $(GEN_STAMP): $(STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
-	$(PY) -m grpc_tools.protoc -I protos --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
+	@# google/rpc/status.proto (Play answers) comes with googleapis-common-protos.
+	$(PY) -m grpc_tools.protoc -I protos -I $$($(PY) -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))') --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
 	touch $@
 
 protos: $(GEN_STAMP)
