@@ -8,6 +8,9 @@ and the layout works on Redis Cluster:
     arbiter:{p<n>}:meta:<game>   hash, version, game, seed, seat token hashes...
     arbiter:{p<n>}:feed          stream, one entry per appended batch (g, first, last)
 
+Every append also publishes "<game> <last version>" on the channel arbiter:live (LIVE_CHANNEL):
+a doorbell for the live hubs (services/core/live.py), which then read the log itself.
+
 Nothing is ever trimmed: the streams are the source of truth.
 """
 
@@ -48,9 +51,12 @@ end
 redis.call('HSET', KEYS[3], unpack(fields))
 if command_id ~= '' then redis.call('HSET', KEYS[2], command_id, range) end
 redis.call('XADD', KEYS[4], '*', 'g', ARGV[3], 'first', current + 1, 'last', last)
+redis.call('PUBLISH', 'arbiter:live', ARGV[3] .. ' ' .. last)
 return {'ok', range}
 """
 
+
+LIVE_CHANNEL = "arbiter:live"  # the channel APPEND publishes on
 
 # The store cannot take the call now; nothing was written (a script stops at its first write
 # when Redis is out of memory or a read-only replica), so the same command id can be retried.
@@ -73,6 +79,7 @@ class RedisStore:
     def __init__(self, url: str) -> None:
         # Typed as Any: redis-py's stubs do not know that replies are bytes here.
         self.redis: Any = aioredis.Redis.from_url(url, max_connections=256)
+        self.url = url  # the live hub's doorbell subscribes on a connection of its own
         self._append = self.redis.register_script(APPEND)
 
     def _keys(self, game_id: str) -> list[str]:
@@ -131,15 +138,6 @@ class RedisStore:
         except DOWN as e:
             raise StoreUnavailable(str(e)) from e
         return {k.decode(): v.decode() for k, v in raw.items()}
-
-    async def wait(self, game_id: str, after: int, timeout: float) -> bool:
-        try:
-            rows = await self.redis.xread(
-                {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(timeout * 1000))
-            )
-        except DOWN as e:
-            raise StoreUnavailable(str(e)) from e
-        return bool(rows)
 
     async def game_ids(self) -> list[str]:
         try:
