@@ -114,6 +114,7 @@ class Feed:
         self.subscribers: set[Subscriber] = set()
         self.reading = False
         self.again = False
+        self.wanted = 0  # the latest version a doorbell announced; -1: unknown, read to see
 
     def steps_after(self, version: int) -> list[Step] | None:
         """The held steps after `version`, up to the latest; None if some are not held."""
@@ -290,6 +291,7 @@ class Hub:
         feed = self.feeds.get(game_id)
         if feed is None or (version is not None and version <= feed.version):
             return
+        feed.wanted = -1 if version is None or feed.wanted < 0 else max(feed.wanted, version)
         if feed.reading:
             feed.again = True
             return
@@ -308,6 +310,9 @@ class Hub:
         try:
             while not self.closed:
                 feed.again = False
+                if 0 <= feed.wanted <= feed.version:
+                    break  # this process appended it meanwhile: nothing to read
+                feed.wanted = 0
                 try:
                     raw = await self.store.read(feed.game_id, feed.version)
                 except Exception:
@@ -315,7 +320,7 @@ class Hub:
                                 exc_info=True)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 2.0)
-                    feed.again = True
+                    feed.again, feed.wanted = True, -1
                     continue
                 entries = [e for e in gamelog.decode(raw) if e.version > feed.version]
                 if entries:
