@@ -91,6 +91,7 @@ async def drive(channel: grpc.aio.Channel, game: str, game_id: str, seats: list[
     message satisfies `stop`."""
     pb = registry.game(game).pb
     budget = [max_commands]
+    stopping = [False]
 
     calls: list[Any] = []
 
@@ -110,11 +111,14 @@ async def drive(channel: grpc.aio.Channel, game: str, game_id: str, seats: list[
                 version = message.view.version
                 legal = message.legal if message.HasField("legal") else None
             if stop(message):
-                budget[0] = 0
-            if budget[0] <= 0:
-                for other in calls:
-                    other.cancel()  # every seat stops here
+                stopping[0], budget[0] = True, 0  # every seat gets this batch: each stops on it
                 break
+            if budget[0] <= 0:
+                if not stopping[0]:
+                    for other in calls:
+                        other.cancel()  # every seat stops here
+                    break
+                continue
             command = None
             if not in_flight and legal is not None and legal.version == version:
                 command = choose(seat.seat, list(legal.commands))
@@ -134,7 +138,7 @@ async def drive(channel: grpc.aio.Channel, game: str, game_id: str, seats: list[
             if e.code() != grpc.StatusCode.CANCELLED:
                 raise
         except asyncio.CancelledError:
-            if budget[0] > 0:
+            if budget[0] > 0 and not stopping[0]:
                 raise  # not our own stop
 
     await asyncio.wait_for(asyncio.gather(*(quiet(s) for s in seats)), 60)
