@@ -150,12 +150,25 @@ async def check_against_watch_and_views(channel: grpc.aio.Channel, game: str, ga
     GetView give (views); legal commands came exactly while the seat was to act. Returns the
     number of updates checked."""
     pb = registry.game(game).pb
+    # A stream stopped before the game did: reopening it from its last version brings the
+    # rest (and checks the catch-up too), so its last view is the game now.
+    had = max(m.view.version for m in seat.messages if m.HasField("view"))
+    get = apb.GetViewRequest(game_id=game_id)
+    if seat.seat is not None:
+        get.seat = seat.seat
+    admin = [("x-admin-token", ADMIN)]
+    now = await method(channel, game, "GetView", pb.View)(get, metadata=admin, timeout=10)
+    if now.version != had:
+        call = play_stream(channel, game, seat.token)
+        await call.write(pb.PlayRequest(open=apb.PlayOpen(game_id=game_id, from_version=had)))
+        seat.messages.append(await call.read())
+        call.cancel()
+        assert seat.messages[-1].view.version == now.version
     pushed = [u for m in seat.messages for u in m.updates]
     versions = [u.version for u in pushed]
     assert versions == sorted(set(versions)), "no entry twice, none out of order"
     last = max([m.view.version for m in seat.messages if m.HasField("view")])
-    admin = [("x-admin-token", ADMIN)]
-    as_seat = admin + ([] if seat.seat is None else [])
+    as_seat = admin
     watch = channel.unary_stream(f"/arbiter.{game}.v1.Game/Watch",
                                  request_serializer=apb.WatchRequest.SerializeToString,
                                  response_deserializer=pb.Update.FromString)
@@ -190,10 +203,6 @@ async def check_against_watch_and_views(channel: grpc.aio.Channel, game: str, ga
         to_act = seat.seat is not None and seat.seat in view.to_act and \
             not view.HasField("outcome")
         assert message.HasField("legal") == to_act
-    get = apb.GetViewRequest(game_id=game_id)
-    if seat.seat is not None:
-        get.seat = seat.seat
-    now = await method(channel, game, "GetView", pb.View)(get, metadata=admin, timeout=10)
     final = [m.view for m in seat.messages if m.HasField("view")][-1]
     assert now == final, "the last view pushed is the game now"
     return len(pushed)

@@ -165,7 +165,7 @@ async def test_reopening_from_a_version_resumes_with_no_gap_and_no_duplicate(
     back = Seat(0, created.tokens[0].token)
     await drive(served.channel, "bubblee", created.game_id, [back], max_commands=0,
                 from_version=had)
-    together = Seat(0, "", seats[0].messages + back.messages)
+    together = Seat(0, created.tokens[0].token, seats[0].messages + back.messages)
     await check_against_watch_and_views(served.channel, "bubblee", created.game_id, together)
 
 
