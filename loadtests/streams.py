@@ -42,6 +42,10 @@ from loadtests.bench import cpu_seconds, free_port, percentile, ready
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "streams.json")
 GAME = "/arbiter.bubblee.v1.Game/"
 STREAMS_PER_CHANNEL = 500
+# Opening thousands of streams at the same instant makes grpc cancel some of them at open
+# (CANCELLED, or INTERNAL on the client's first write): clients open a few at a time, and
+# retry with a back-off, as any client reconnecting should. Retries are counted.
+OPENING_AT_ONCE = 50
 
 
 def rss_bytes(pid: int) -> int:
@@ -75,27 +79,55 @@ async def _client(address: str, game_id: str, version: int, count: int, kind: st
     arrivals: list[float] = []
     ended = [0]
     opened = [0]
+    failed: dict[str, int] = {}
     all_open = asyncio.Event()
+    idle = asyncio.Event()  # never set: a Play spectator sends nothing after `open`
+
+    gave_up = [0]
+
+    def settled() -> None:
+        if opened[0] + gave_up[0] == count:
+            all_open.set()
+
+    opening = asyncio.Semaphore(OPENING_AT_ONCE)
+
+    async def open_stream(n: int) -> Any:
+        channel = channels[n // STREAMS_PER_CHANNEL]
+        if kind == "watch":
+            call = channel.unary_stream(
+                GAME + "Watch", request_serializer=apb.WatchRequest.SerializeToString,
+                response_deserializer=bpb.Update.FromString)(
+                    apb.WatchRequest(game_id=game_id, from_version=version))
+            await call.wait_for_connection()  # the server sends headers once it follows
+            return call
+
+        async def requests() -> Any:
+            yield bpb.PlayRequest(open=apb.PlayOpen(game_id=game_id, from_version=version))
+            await idle.wait()
+
+        call = channel.stream_stream(
+            GAME + "Play", request_serializer=bpb.PlayRequest.SerializeToString,
+            response_deserializer=bpb.PlayResponse.FromString)(requests())
+        await call.read()  # the opening message: the stream is registered
+        return call
 
     async def hold(n: int) -> None:
-        channel = channels[n // STREAMS_PER_CHANNEL]
+        for attempt in range(5):
+            try:
+                async with opening:
+                    call = await open_stream(n)
+                break
+            except grpc.aio.AioRpcError as e:
+                reason = f"{e.code().name}: {e.details()}"[:80]
+                failed[reason] = failed.get(reason, 0) + 1
+                await asyncio.sleep(0.1 * 2 ** attempt)
+        else:
+            gave_up[0] += 1
+            settled()
+            return
+        opened[0] += 1
+        settled()
         try:
-            if kind == "watch":
-                call = channel.unary_stream(
-                    GAME + "Watch", request_serializer=apb.WatchRequest.SerializeToString,
-                    response_deserializer=bpb.Update.FromString)(
-                        apb.WatchRequest(game_id=game_id, from_version=version))
-                await call.wait_for_connection()
-            else:
-                call = channel.stream_stream(
-                    GAME + "Play", request_serializer=bpb.PlayRequest.SerializeToString,
-                    response_deserializer=bpb.PlayResponse.FromString)()
-                await call.write(bpb.PlayRequest(open=apb.PlayOpen(game_id=game_id,
-                                                                   from_version=version)))
-                await call.read()  # the opening message: the stream is registered
-            opened[0] += 1
-            if opened[0] == count:
-                all_open.set()
             first = True
             while True:
                 message = await call.read()
@@ -108,20 +140,16 @@ async def _client(address: str, game_id: str, version: int, count: int, kind: st
             pass
         ended[0] += 1
 
-    tasks = []
-    for n in range(count):
-        tasks.append(loop.create_task(hold(n)))
-        if n % 200 == 199:
-            await asyncio.sleep(0.01)  # let the opening messages go
+    tasks = [loop.create_task(hold(n)) for n in range(count)]
     await asyncio.wait_for(all_open.wait(), 600)
-    pipe.send(("open", opened[0]))
+    pipe.send(("open", (opened[0], failed)))
     while True:
         command = await loop.run_in_executor(None, pipe.recv)
         if command == "ended":
             pipe.send(("ended", ended[0]))
         elif command == "arrivals":
             deadline = time.time() + 30
-            while len(arrivals) < count - ended[0] and time.time() < deadline:
+            while len(arrivals) < opened[0] - ended[0] and time.time() < deadline:
                 await asyncio.sleep(0.05)
             pipe.send(("arrivals", list(arrivals)))
         elif command == "stop":
@@ -195,7 +223,13 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
                     address, created.game_id, created.version, count, args.kind, theirs))
                 process.start()
                 clients.append((process, mine))
-            opened = sum(pipe_recv(pipe)[1] for _, pipe in clients)
+            opened, failures = 0, {}
+            for _, pipe in clients:
+                count, failed = pipe_recv(pipe)[1]
+                opened += count
+                for reason, n in failed.items():
+                    failures[reason] = failures.get(reason, 0) + n
+            out["open_retries"] = failures
             out["open_seconds"] = round(time.perf_counter() - t0, 1)
             out["opened"] = opened
             await asyncio.sleep(2)  # let the server settle

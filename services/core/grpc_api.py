@@ -342,6 +342,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         loaded = await load(request.game_id, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         sub = await hub.subscribe(loaded, seat, False, request.from_version)
+        # Headers now: a client waiting for them knows the stream is following the game.
+        await context.send_initial_metadata(())
         try:
             while items := await sub.next():
                 for message, _ in items:
