@@ -262,6 +262,7 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
                 request_serializer=apb.ListLegalActionsRequest.SerializeToString,
                 response_deserializer=bpb.LegalActions.FromString)(
                     apb.ListLegalActionsRequest(game_id=created.game_id), metadata=metadata)
+            cpu = cpu_seconds(server.pid)
             sent = time.time()
             await channel.unary_unary(
                 GAME + "Act", request_serializer=bpb.ActRequest.SerializeToString,
@@ -272,11 +273,14 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
             for _, pipe in clients:
                 pipe.send("arrivals")
                 arrivals += pipe_recv(pipe)[1]
+            fan_out_cpu = cpu_seconds(server.pid) - cpu
             delays = [a - sent for a in arrivals]
             out["fan_out"] = {"reached": len(arrivals),
                               "p50_ms": round(percentile(delays, 0.5) * 1000, 1),
                               "p99_ms": round(percentile(delays, 0.99) * 1000, 1),
-                              "max_ms": round(max(delays, default=0) * 1000, 1)}
+                              "max_ms": round(max(delays, default=0) * 1000, 1),
+                              # the server's CPU for the command and all its pushes
+                              "server_cpu_ms": round(fan_out_cpu * 1000, 1)}
     finally:
         for process, pipe in clients:
             try:

@@ -64,14 +64,17 @@ class Subscriber:
         self.behind = False
         self._items: deque[tuple[bytes, bool]] = deque()  # (message, is an answer)
         self._answers: deque[tuple[int, bytes]] = deque()  # (version, answer) not yet due
+        self._live = 0  # live messages queued and not yet taken
         self._ready = asyncio.Event()
 
-    def push(self, version: int, message: bytes) -> None:
+    def push(self, version: int, message: bytes, live: bool = True) -> None:
+        """Queue a message; `live`: a new entry's, not the catch-up (which may be long)."""
         self._items.append((message, False))
         self.version = max(self.version, version)
         while self._answers and self._answers[0][0] <= self.version:
             self._items.append((self._answers.popleft()[1], True))
-        if len(self._items) > MAX_BEHIND:
+        self._live += live
+        if self._live > MAX_BEHIND:
             self.behind = self.closed = True
             self._items.clear()
         self._ready.set()
@@ -98,6 +101,7 @@ class Subscriber:
             await self._ready.wait()
         items = list(self._items)
         self._items.clear()
+        self._live = 0
         return items
 
 
@@ -232,10 +236,10 @@ class Hub:
         sub.version = max(after, feed.version)
         if play:
             sub.push(feed.version, play_message(feed.game, steps, seat, feed.state, feed.version,
-                                                feed.finished))
+                                                feed.finished), live=False)
         else:
             for message in watch_messages(feed.game, steps, seat):
-                sub.push(feed.version, message)
+                sub.push(feed.version, message, live=False)
         sub.finished = feed.finished
         if not sub.finished:
             feed.subscribers.add(sub)
