@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from typing import Any
 
 import grpc
@@ -260,3 +261,44 @@ async def test_idle_streams_outlive_the_stores_timeouts_and_end_with_ok_on_shutd
         assert await playing.code() == grpc.StatusCode.OK
         assert [await w.code() for w in many] == [grpc.StatusCode.OK] * len(many)
     await store.close()
+
+
+CLUSTER_URL = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_URL", "")
+
+
+@pytest.mark.skipif(not CLUSTER_URL, reason=os.environ.get(
+    "ARBITER_TEST_REDIS_CLUSTER_SKIP", "needs ARBITER_TEST_REDIS_CLUSTER_URL"))
+async def test_on_a_cluster_one_subscriber_hears_appends_on_every_node() -> None:
+    """The append script's PUBLISH is broadcast across a Redis Cluster: one plain connection to
+    one node (the doorbell) hears appends whose keys live on every master."""
+    from redis.asyncio.cluster import RedisCluster
+
+    from services.core.redis_store import APPEND
+
+    rang: list[tuple[str, int | None]] = []
+    doorbell = live.RedisDoorbell(CLUSTER_URL, lambda g, v: rang.append((g, v)), lambda: None)
+    doorbell.start()
+    cluster = RedisCluster.from_url(CLUSTER_URL)
+    games: dict[str, int] = {}
+    try:
+        await asyncio.wait_for(doorbell.subscribed.wait(), 10)
+        append = cluster.register_script(APPEND)
+        for n in range(60):  # enough tags to land on every master's slots
+            game = f"cluster-doorbell-{n}-{os.getpid()}"
+            tag = f"{{{game}}}"
+            await append(keys=[f"{tag}:log", f"{tag}:cmd", f"{tag}:meta", f"{tag}:feed"],
+                         args=[0, "", game, 1, b"entry"])
+            games[game] = cluster.keyslot(f"{tag}:log")
+        nodes = {cluster.get_node_from_key(f"{{{g}}}:log").name for g in games}
+        assert len(nodes) >= 3, "the appends went to every master"
+        for _ in range(100):
+            if {g for g, _ in rang} >= set(games):
+                break
+            await asyncio.sleep(0.05)
+        assert {g: v for g, v in rang if g in games} == {g: 1 for g in games}
+    finally:
+        await doorbell.stop()
+        for game in games:
+            tag = f"{{{game}}}"
+            await cluster.delete(f"{tag}:log", f"{tag}:cmd", f"{tag}:meta", f"{tag}:feed")
+        await cluster.aclose()
