@@ -302,3 +302,26 @@ async def test_on_a_cluster_one_subscriber_hears_appends_on_every_node() -> None
             tag = f"{{{game}}}"
             await cluster.delete(f"{tag}:log", f"{tag}:cmd", f"{tag}:meta", f"{tag}:feed")
         await cluster.aclose()
+
+
+async def test_play_streams_count_against_the_stream_limit_not_the_call_limit() -> None:
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1, max_watches=1)
+    server, host, port = build(config, {"bubblee": BUBBLEE}, MemoryStore())
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        created = await method(channel, "bubblee", "CreateGame", apb.CreateGameResponse)(
+            bpb.CreateGameRequest(seats=[apb.Seat(name="a"), apb.Seat(name="b")]))
+        first = play_stream(channel, "bubblee")
+        await first.write(bpb.PlayRequest(open=apb.PlayOpen(game_id=created.game_id)))
+        await first.read()  # it holds the only stream slot...
+        second = play_stream(channel, "bubblee")
+        await second.write(bpb.PlayRequest(open=apb.PlayOpen(game_id=created.game_id)))
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await second.read()
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        # ...and calls still go through.
+        view = await method(channel, "bubblee", "GetView", bpb.View)(
+            apb.GetViewRequest(game_id=created.game_id), timeout=5)
+        assert view.version == created.version
+        first.cancel()
+    await shutdown(server, host, 1)
