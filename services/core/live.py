@@ -143,21 +143,46 @@ class Feed:
 # ---- what a seat sees ------------------------------------------------------------------------
 
 
-def _update(game: Game, step: Step, seat: int | None) -> Any | None:
-    """The Update of one entry for one seat, without its view; None when the seat sees nothing."""
-    update = game.pb.Update(version=step.entry.version)
-    body = step.entry.WhichOneof("body")
+# Messages are put together from serialized parts (protobuf's wire format concatenates): a
+# view or an event is serialized once per seat and never copied into another message.
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (a message, bytes or a string)."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _update(game: Game, step: Step, seat: int | None) -> bytes | None:
+    """Update.version and Update.body of one entry for one seat (no view); None when the seat
+    sees nothing of it."""
+    entry = step.entry
+    head = _varint(1 << 3) + _varint(entry.version)
+    body = entry.WhichOneof("body")
     if body == "event":
         redacted = game.redact(step.event, seat)
         if redacted is None:
             return None
-        redacted.version = step.entry.version
-        update.event.CopyFrom(redacted)
-    elif body == "started":
-        update.started.CopyFrom(step.entry.started)
-    else:
-        update.finished.CopyFrom(step.entry.finished)
-    return update
+        redacted.version = entry.version
+        return head + _field(2, redacted.SerializeToString())
+    if body == "started":
+        return head + _field(3, entry.started.SerializeToString())
+    return head + _field(4, entry.finished.SerializeToString())
+
+
+def _view(game: Game, state: Any, seat: int | None, version: int) -> bytes:
+    # Before the first event (the GameStarted entry) there is nothing to show but the version.
+    view = game.view(state, seat) if state is not None else game.pb.View()
+    view.version = version
+    return bytes(view.SerializeToString())
 
 
 def watch_messages(game: Game, steps: Sequence[Step], seat: int | None) -> list[bytes]:
@@ -165,31 +190,21 @@ def watch_messages(game: Game, steps: Sequence[Step], seat: int | None) -> list[
     out = []
     for step in steps:
         update = _update(game, step, seat)
-        if update is None:
-            continue
-        # Before the first event (the GameStarted entry) there is nothing to show.
-        view = game.view(step.state, seat) if step.state is not None else game.pb.View()
-        view.version = step.entry.version
-        update.view.CopyFrom(view)
-        out.append(update.SerializeToString())
+        if update is not None:
+            out.append(update + _field(5, _view(game, step.state, seat, step.entry.version)))
     return out
 
 
 def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any, version: int,
                  finished: bool) -> bytes:
     """Play: the entries the seat may see, the view after them, its legal commands if to act."""
-    message = game.pb.PlayResponse()
-    for step in steps:
-        update = _update(game, step, seat)
-        if update is not None:
-            message.updates.append(update)
-    if state is not None:
-        message.view.CopyFrom(game.view(state, seat))
-    message.view.version = version
+    parts = [_field(2, u) for u in (_update(game, step, seat) for step in steps) if u is not None]
+    parts.append(_field(3, _view(game, state, seat, version)))
     if seat is not None and not finished and state is not None and seat in game.to_act(state):
-        message.legal.CopyFrom(game.pb.LegalActions(
-            version=version, seat=seat, commands=game.legal_actions(state, seat)))
-    return message.SerializeToString()
+        legal = game.pb.LegalActions(version=version, seat=seat,
+                                     commands=game.legal_actions(state, seat))
+        parts.append(_field(4, legal.SerializeToString()))
+    return b"".join(parts)
 
 
 # ---- the hub ---------------------------------------------------------------------------------
