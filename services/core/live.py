@@ -269,7 +269,7 @@ class Hub:
 
     async def _history(self, feed: Feed, after: int, need_states: bool) -> list[Step] | None:
         """Steps after `after` up to the feed's latest, read once from the nearest known state;
-        None if the feed moved past what was read and the held steps do not join it."""
+        None if the feed moved on during the read past the steps it holds (read again)."""
         base, state = after, None
         if need_states:
             base, state = feed.nearest_state(after)
@@ -287,10 +287,9 @@ class Hub:
                     state = feed.game.evolve(state, event)
             if entry.version > after:
                 steps.append(Step(entry, event, state))
-        read_to = steps[-1].entry.version if steps else after
-        if read_to > feed.version:
-            return None  # the read saw entries the feed has not folded yet: try again
-        rest = feed.steps_after(read_to)
+        # Entries the feed has not folded yet come to the stream from the feed, once joined.
+        steps = [step for step in steps if step.entry.version <= feed.version]
+        rest = feed.steps_after(steps[-1].entry.version if steps else after)
         return None if rest is None else steps + rest
 
     # ---- doorbells and appends ---------------------------------------------------------
