@@ -111,8 +111,9 @@ class ActResult:
 
 # An AI seat must act: (host, game id, version, seat). Set by the server (in process or Celery).
 AiDispatch = Callable[["Host", str, int, int], None]
-# A command's batch was appended: (game id, its entries). Set by the server (the live hub).
-Appended = Callable[[str, list[apb.LogEntry]], None]
+# A command's batch was appended: (game id, its entries, the state after them). Set by the
+# server (the live hub).
+Appended = Callable[[str, list[apb.LogEntry], Any], None]
 
 
 class Host:
@@ -339,7 +340,8 @@ class Host:
             loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
             METRICS.events_appended(game.name).inc(len(entries))
             if self.on_append is not None:
-                self.on_append(loaded.game_id, entries)  # live streams get it without a read
+                # Live streams get it without a read, nor folding it again.
+                self.on_append(loaded.game_id, entries, state)
             self._hand_to_ai(loaded)
             return ActResult(loaded.version, versioned, state, seat, loaded.version)
         raise StaleVersion(loaded.version)  # pragma: no cover - only under extreme contention

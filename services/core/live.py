@@ -43,7 +43,13 @@ class Step:
 
     entry: apb.LogEntry
     event: Any | None  # the game's Event, for an event entry
-    state: Any  # None before the first event
+    state: Any  # None before the first event; UNFOLDED inside a batch nobody watched entry by entry
+
+
+# Inside a batch this process appended, the states between its entries are only needed by Watch
+# streams (a view per entry): with none following the game, the hub takes the host's state
+# after the batch and does not fold the batch again.
+UNFOLDED = object()
 
 
 class Ended(Exception):
@@ -120,14 +126,18 @@ class Feed:
         self.again = False
         self.wanted = 0  # the latest version a doorbell announced; -1: unknown, read to see
 
-    def steps_after(self, version: int) -> list[Step] | None:
-        """The held steps after `version`, up to the latest; None if some are not held."""
+    def steps_after(self, version: int, need_states: bool = False) -> list[Step] | None:
+        """The held steps after `version`, up to the latest; None if some are not held (or,
+        with `need_states`, held without the state after them)."""
         if version >= self.version:
             return []
         first = self.steps[0].entry.version if self.steps else self.version + 1
         if version + 1 < first:
             return None
-        return list(self.steps)[version + 1 - first:]
+        steps = list(self.steps)[version + 1 - first:]
+        if need_states and any(step.state is UNFOLDED for step in steps):
+            return None
+        return steps
 
     def nearest_state(self, version: int) -> tuple[int, Any]:
         """The latest (version, state) held at or before `version`; (0, None) if none is."""
@@ -135,7 +145,7 @@ class Feed:
         if self.start[0] <= version:
             best = self.start
         for step in self.steps:
-            if best[0] < step.entry.version <= version:
+            if best[0] < step.entry.version <= version and step.state is not UNFOLDED:
                 best = (step.entry.version, step.state)
         return best
 
@@ -241,7 +251,7 @@ class Hub:
             if feed is None:
                 feed = self.feeds[loaded.game_id] = Feed(loaded)
                 self.ring(loaded.game_id, None)  # what other servers appended since the load
-            steps = feed.steps_after(after)
+            steps = feed.steps_after(after, need_states=not play)
             if steps is None:
                 steps = await self._history(feed, after, need_states=not play)
             if steps is not None and self.feeds.get(loaded.game_id) is feed:
@@ -289,20 +299,21 @@ class Hub:
                 steps.append(Step(entry, event, state))
         # Entries the feed has not folded yet come to the stream from the feed, once joined.
         steps = [step for step in steps if step.entry.version <= feed.version]
-        rest = feed.steps_after(steps[-1].entry.version if steps else after)
+        rest = feed.steps_after(steps[-1].entry.version if steps else after, need_states)
         return None if rest is None else steps + rest
 
     # ---- doorbells and appends ---------------------------------------------------------
 
-    def appended(self, game_id: str, entries: list[apb.LogEntry]) -> None:
-        """A batch this process appended: followed games take it without reading the store."""
+    def appended(self, game_id: str, entries: list[apb.LogEntry], state: Any) -> None:
+        """A batch this process appended, and the game's state after it: followed games take it
+        without reading the store."""
         feed = self.feeds.get(game_id)
         if feed is None or not entries or entries[-1].version <= feed.version:
             return
         if entries[0].version != feed.version + 1:
             self.ring(game_id, None)  # entries from elsewhere came first: read them
             return
-        self._advance(feed, entries)
+        self._advance(feed, entries, state)
 
     def ring(self, game_id: str, version: int | None) -> None:
         """The doorbell: `game_id` has reached `version` (None: unknown, read to see)."""
@@ -350,19 +361,27 @@ class Hub:
             if not feed.subscribers and self.feeds.get(feed.game_id) is feed:
                 del self.feeds[feed.game_id]
 
-    def _advance(self, feed: Feed, entries: Sequence[apb.LogEntry]) -> None:
-        """Fold entries (the next versions of the feed) once, then queue them for each stream."""
+    def _advance(self, feed: Feed, entries: Sequence[apb.LogEntry], after: Any = UNFOLDED
+                 ) -> None:
+        """Fold entries (the next versions of the feed) once, unless the state `after` them is
+        given and no Watch stream needs the states between them; then queue them for each
+        stream."""
         game, state = feed.game, feed.state
+        fold = after is UNFOLDED or any(not sub.play for sub in feed.subscribers)
         steps = []
         for entry in entries:
             event = None
             body = entry.WhichOneof("body")
             if body == "event":
                 event = gamelog.game_event(game, entry)
-                state = game.evolve(state, event)
+                if fold:
+                    state = game.evolve(state, event)
             elif body == "finished":
                 feed.finished = True
-            steps.append(Step(entry, event, state))
+            steps.append(Step(entry, event, state if fold else UNFOLDED))
+        if not fold:
+            state = after
+            steps[-1] = Step(steps[-1].entry, steps[-1].event, state)
         feed.steps.extend(steps)
         feed.state, feed.version = state, entries[-1].version
         built: dict[tuple[bool, int | None], list[bytes]] = {}

@@ -160,22 +160,33 @@ async def test_a_doorbell_lost_while_reconnecting_loses_no_update(tmp_path: Any)
     await store.close()
 
 
-async def test_catching_up_from_a_held_version_reads_nothing(store: Store) -> None:
+@pytest.mark.parametrize("keeper_plays", [False, True])
+async def test_catching_up_from_a_held_version_reads_from_the_nearest_held_state(
+        store: Store, keeper_plays: bool) -> None:
+    """A Watch joining a followed game is caught up from the steps the hub holds: with a Watch
+    already following (states after every entry held), no read at all; with only Play streams
+    (the host's state after each batch held), one read from the nearest batch's end, never
+    from version 0; the updates are those of a Watch from the start."""
     host = Host(store, {"bubblee": BUBBLEE})
     hub = live.Hub(host)
     game_id = await new_game(host)
     loaded = await host.load(game_id)
-    keeper = await hub.subscribe(loaded, None, True, loaded.version)
+    keeper = await hub.subscribe(loaded, None, keeper_plays, loaded.version)
     await asyncio.sleep(0.05)  # the tail read of a newly followed game is done
     start = loaded.version
     for _ in range(4):
         await play_one(host, game_id)
+    batch_ends = [s.entry.version for s in hub.feeds[game_id].steps if s.state is not live.UNFOLDED]
     reads = counting_reads(hub)
     late = await hub.subscribe(loaded, 0, False, start + 2)
     items = await drain(late)
-    assert reads == []
+    if keeper_plays:
+        assert len(reads) == 1 and 0 < reads[0] <= start + 2
+        assert reads[0] in [start, *batch_ends]
+    else:
+        assert reads == []
     everything = await hub.subscribe(loaded, 0, False, 0)  # from 0: the log, read once
-    assert len(reads) == 1
+    assert len(reads) == (2 if keeper_plays else 1)
     whole = [bpb.Update.FromString(m) for m, _ in await drain(everything)]
     assert [bpb.Update.FromString(m) for m, _ in items] == \
         [u for u in whole if u.version > start + 2]
