@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,7 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
                 process.kill()
         server.terminate()
         server.wait(timeout=30)
+        shutil.rmtree(data, ignore_errors=True)
     return out
 
 
