@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GEN_STAMP := gen/.stamp
 
-.PHONY: run test test-fast bench loadtest lint typecheck protos clean
+.PHONY: run test test-fast bench bench-streams loadtest lint typecheck protos clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,8 @@ $(STAMP): requirements.lock pyproject.toml
 
 $(GEN_STAMP): $(STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
-	$(PY) -m grpc_tools.protoc -I protos --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
+	@# google/rpc/status.proto (Play answers) comes with googleapis-common-protos.
+	$(PY) -m grpc_tools.protoc -I protos -I $$($(PY) -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))') --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
 	touch $@
 
 protos: $(GEN_STAMP)
@@ -34,6 +35,10 @@ test-fast: $(GEN_STAMP)
 
 bench: $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.bench
+
+# Ten thousand idle Play streams on one server process, on both stores (a few minutes).
+bench-streams: $(GEN_STAMP)
+	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.streams
 
 # The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, workers, Celery on
 # RabbitMQ) stepped to its knee; LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.

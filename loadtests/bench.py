@@ -6,6 +6,12 @@
     floor       the bare Redis append script from the same client process (the store floor)
     stack       a gRPC call whose handler runs only that append script (loadtests/stack_server.py):
                 the least an Act can cost in grpcio + redis-py, whatever the rules do
+    session     commands over Play, at 1 and 32 clients, each playing its own game on two
+                streams (one per seat, as two players would): a command's time is from
+                writing it to reading its answer; the streams also carry every push (the
+                other seat's view and legal commands)
+    stack_stream  a bidirectional stream whose handler only runs the append script per
+                message: the least a command over Play can cost
 
 The machine is shared and noisy: compare the ratios, measured in the same run, not absolute
 figures. Writes loadtests/results/latest.json and prints it.
@@ -74,6 +80,14 @@ def bench_core() -> dict[str, Any]:
 
 
 # ---- over the network -----------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used (/proc), so work per operation can be compared on a
+    noisy machine."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -154,6 +168,73 @@ class Player:
         self.version = reply.version
 
 
+class SessionPlayer:
+    """One client playing its own game over Play, a stream per seat. It picks its next command
+    from the legal commands the server pushed (not timed), as a Play client does."""
+
+    def __init__(self, channel: grpc.aio.Channel, n: int) -> None:
+        self.channel, self.rng = channel, Rng(b"bench-session", n)
+        self.create = channel.unary_unary(
+            GAME + "CreateGame", request_serializer=bpb.CreateGameRequest.SerializeToString,
+            response_deserializer=apb.CreateGameResponse.FromString)
+        self.play = channel.stream_stream(
+            GAME + "Play", request_serializer=bpb.PlayRequest.SerializeToString,
+            response_deserializer=bpb.PlayResponse.FromString)
+        self.calls: dict[int, Any] = {}
+        self.readers: list[asyncio.Task[None]] = []
+        self.errors = 0
+
+    async def new_game(self) -> None:
+        await self.close()
+        created = await self.create(bpb.CreateGameRequest(
+            seats=[apb.Seat(name="a"), apb.Seat(name="b")]))
+        self.game_id, self.version, self.over = created.game_id, created.version, False
+        self.legal: dict[int, tuple[int, Any]] = {}
+        self.changed, self.answered = asyncio.Event(), asyncio.Event()
+        for t in created.tokens:
+            call = self.play(metadata=(("x-seat-token", t.token),))
+            await call.write(bpb.PlayRequest(open=apb.PlayOpen(game_id=created.game_id,
+                                                               from_version=created.version)))
+            self.calls[t.seat] = call
+            self.readers.append(asyncio.create_task(self.read(t.seat, call)))
+
+    async def read(self, seat: int, call: Any) -> None:
+        async for message in call:
+            if message.HasField("answer"):
+                self.errors += message.answer.HasField("error")
+                self.answered.set()
+            self.version = max(self.version, message.view.version)
+            self.legal[seat] = (message.view.version, message.legal.commands
+                                if message.HasField("legal") else None)
+            self.over = self.over or message.view.HasField("outcome")
+            self.changed.set()
+
+    async def prepare(self) -> None:
+        if not self.calls or self.over:
+            await self.new_game()
+        while True:
+            ready = [(s, c) for s, (v, c) in self.legal.items() if c and v == self.version]
+            if ready:
+                break
+            self.changed.clear()
+            await self.changed.wait()
+        self.seat, commands = ready[0]
+        self.request = bpb.PlayRequest(act=bpb.ActRequest(
+            command=self.rng.choice(commands), expected_version=self.version,
+            command_id=f"{self.game_id}:{self.version}"))
+
+    async def act(self) -> None:
+        self.answered.clear()
+        await self.calls[self.seat].write(self.request)
+        await self.answered.wait()
+
+    async def close(self) -> None:
+        for call in self.calls.values():
+            call.cancel()
+        await asyncio.gather(*self.readers, return_exceptions=True)
+        self.calls, self.readers = {}, []
+
+
 def server_means(metrics_url: str) -> dict[str, tuple[float, float]]:
     """(sum, count) of the server's own Act timings: the whole handler, and the append."""
     text = urllib.request.urlopen(metrics_url, timeout=5).read().decode()
@@ -198,11 +279,14 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
                                        request_serializer=apb.PingRequest.SerializeToString,
                                        response_deserializer=apb.PingResponse.FromString)
             stack = stack_channel.unary_unary(f"/{stack_server.SERVICE}/{stack_server.METHOD}")
+            stack_stream = stack_channel.stream_stream(
+                f"/{stack_server.SERVICE}/{stack_server.STREAM_METHOD}")
             await ready(ping, apb.PingRequest())
             await ready(stack, b"0")
             for clients in (1, 32):
                 before = server_means(metrics_url)
-                out.update(await measure(channel, ping, append, stack, clients))
+                out.update(await measure(channel, ping, append, stack, stack_stream, clients,
+                                         servers[0].pid))
                 after = server_means(metrics_url)
                 # Where an Act's time goes, as the server itself measured it.
                 for key, (total, count) in after.items():
@@ -229,9 +313,10 @@ async def ready(rpc: Any, request: Any) -> None:
             await asyncio.sleep(0.05)
 
 
-async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any, clients: int
-                  ) -> dict[str, Any]:
-    """Act, the no-op RPC, the bare append and the stack's least Act, at `clients` clients."""
+async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
+                  stack_stream: Any, clients: int, server_pid: int) -> dict[str, Any]:
+    """Act, the no-op RPC, the bare append, the stack's least Act, commands over Play and the
+    stack's least streamed command, at `clients` clients."""
     out: dict[str, Any] = {}
     players = [Player(channel, n) for n in range(clients)]
     for p in players:
@@ -244,10 +329,18 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
     async def after_act(n: int) -> None:
         await players[n].prepare()
 
+    cpu, mine = cpu_seconds(server_pid), cpu_seconds(os.getpid())
     act_figures = await timed_loop(clients, act, after_act)
+    act_cpu, act_client_cpu = cpu_seconds(server_pid) - cpu, cpu_seconds(os.getpid()) - mine
     out[f"act_{clients}"] = {"act_per_s": round(act_figures["per_s"]),
                              "act_p50_ms": round(act_figures["p50_ms"], 3),
-                             "act_p99_ms": round(act_figures["p99_ms"], 3)}
+                             "act_p99_ms": round(act_figures["p99_ms"], 3),
+                             # The server's CPU per Act (the other server work of a game, such
+                             # as creating new ones, is in it too: the same for both).
+                             "server_cpu_ms_per_act": round(
+                                 act_cpu * 1000 / (act_figures["per_s"] * SECONDS), 3),
+                             "client_cpu_ms_per_act": round(
+                                 act_client_cpu * 1000 / (act_figures["per_s"] * SECONDS), 3)}
     noop = await timed_loop(clients, lambda n: ping(apb.PingRequest()))
     out[f"noop_{clients}"] = {"noop_per_s": round(noop["per_s"]),
                               "noop_p99_ms": round(noop["p99_ms"], 3)}
@@ -267,7 +360,43 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
     least = await timed_loop(clients, lambda n: stack(b"%d" % n))
     out[f"stack_{clients}"] = {"rpc_append_per_s": round(least["per_s"]),
                                "rpc_append_p99_ms": round(least["p99_ms"], 3)}
+    sessions = [SessionPlayer(channel, n) for n in range(clients)]
+    for p in sessions:
+        await p.prepare()
+
+    async def session_step(n: int) -> None:
+        await sessions[n].act()
+
+    async def after_session_step(n: int) -> None:
+        await sessions[n].prepare()
+
+    cpu, mine = cpu_seconds(server_pid), cpu_seconds(os.getpid())
+    played = await timed_loop(clients, session_step, after_session_step)
+    session_cpu, client_cpu = cpu_seconds(server_pid) - cpu, cpu_seconds(os.getpid()) - mine
+    errors = sum(p.errors for p in sessions)
+    for p in sessions:
+        await p.close()
+    out[f"session_{clients}"] = {"session_per_s": round(played["per_s"]),
+                                 "session_p50_ms": round(played["p50_ms"], 3),
+                                 "session_p99_ms": round(played["p99_ms"], 3),
+                                 "session_errors": errors,
+                                 "server_cpu_ms_per_command": round(
+                                     session_cpu * 1000 / (played["per_s"] * SECONDS), 3),
+                                 "client_cpu_ms_per_command": round(
+                                     client_cpu * 1000 / (played["per_s"] * SECONDS), 3)}
+    streams = [stack_stream() for _ in range(clients)]
+
+    async def stream_step(n: int) -> None:
+        await streams[n].write(b"%d" % n)
+        await streams[n].read()
+
+    streamed = await timed_loop(clients, stream_step)
+    for call in streams:
+        call.cancel()
+    out[f"stack_stream_{clients}"] = {"stream_append_per_s": round(streamed["per_s"]),
+                                      "stream_append_p99_ms": round(streamed["p99_ms"], 3)}
     a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
+    se, ss = out[f"session_{clients}"], out[f"stack_stream_{clients}"]
     noop, st = out[f"noop_{clients}"], out[f"stack_{clients}"]
     out[f"ratios_{clients}"] = {
         "act_vs_floor_throughput": round(a["act_per_s"] / f["floor_append_per_s"], 3),
@@ -277,7 +406,14 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
         "act_vs_stack_throughput": round(a["act_per_s"] / st["rpc_append_per_s"], 3),
         "act_vs_stack_p99": round(a["act_p99_ms"] / st["rpc_append_p99_ms"], 3),
         "stack_vs_floor_throughput": round(st["rpc_append_per_s"] / f["floor_append_per_s"], 3),
-        "noop_vs_floor_throughput": round(noop["noop_per_s"] / f["floor_append_per_s"], 3)}
+        "noop_vs_floor_throughput": round(noop["noop_per_s"] / f["floor_append_per_s"], 3),
+        # Play against Act, and against what a streamed command can cost at least.
+        "session_vs_act_throughput": round(se["session_per_s"] / a["act_per_s"], 3),
+        "session_vs_act_p99": round(se["session_p99_ms"] / a["act_p99_ms"], 3),
+        "session_vs_stack_stream_throughput": round(
+            se["session_per_s"] / ss["stream_append_per_s"], 3),
+        "stack_stream_vs_stack_throughput": round(
+            ss["stream_append_per_s"] / st["rpc_append_per_s"], 3)}
     return out
 
 

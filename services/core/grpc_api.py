@@ -22,6 +22,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError
 from services.core.host import (
@@ -77,6 +78,8 @@ def _status_of(error: Exception) -> Rejected | None:
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
         return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
                         "the event store cannot be reached; retry with the same command id")
+    if isinstance(error, live.Ended):
+        return Rejected(S.UNAVAILABLE, "STREAM_ENDED", str(error))
     if isinstance(error, gamelog.BadLog):
         return Rejected(S.INVALID_ARGUMENT, "BAD_LOG", f"line {error.line}: {error.reason}",
                         "lines", {"line": str(error.line), "version": str(error.version)})
@@ -86,7 +89,8 @@ def _status_of(error: Exception) -> Rejected | None:
 MAX_MESSAGE = 1000  # a status rides in metadata (16 KB at most), and may quote the request
 
 
-async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
+def _status(r: Rejected) -> status_pb2.Status:
+    """The google.rpc.Status of a refusal: ErrorInfo (the reason), BadRequest (the field)."""
     if len(r.message) > MAX_MESSAGE:
         r.message = r.message[:MAX_MESSAGE] + "..."
     details = [error_details_pb2.ErrorInfo(reason=r.reason, domain=DOMAIN, metadata=r.metadata)]
@@ -98,8 +102,24 @@ async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
         packed = any_pb2.Any()
         packed.Pack(d)
         status.details.append(packed)
+    return status
+
+
+async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
+    status = _status(r)
     trailer = (("grpc-status-details-bin", status.SerializeToString()),)
     await context.abort(r.code, r.message, trailing_metadata=trailer)
+
+
+def _refusal(error: Exception, what: str) -> Rejected:
+    """The status a failed call ends with; a bug's detail goes to the log, never to the client
+    (it may name internal addresses, or state the caller must not see)."""
+    rejected = _status_of(error)
+    if rejected is None:
+        log.error("%s failed", what, exc_info=error)
+        rejected = Rejected(grpc.StatusCode.INTERNAL, "INTERNAL",
+                            "the server failed on this call; the error is in its log")
+    return rejected
 
 
 def _caller(context: grpc.aio.ServicerContext, seat: int | None) -> Caller:
@@ -144,6 +164,7 @@ class InFlight:
 
 Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 Streaming = Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
+Session = Callable[[grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 
 
 class _Call:
@@ -190,13 +211,7 @@ class _Call:
             if not isinstance(error, Exception) or isinstance(error, grpc.aio.AbortError):
                 self.code = "UNKNOWN"  # the status is already set, or the process is ending
                 return False
-            rejected = _status_of(error)
-            if rejected is None:
-                # A bug, or a library failing: the detail goes to the log, never to the
-                # client (it may name internal addresses, or state the caller must not see).
-                log.error("%s failed", self.labels[2], exc_info=error)
-                rejected = Rejected(grpc.StatusCode.INTERNAL, "INTERNAL",
-                                    "the server failed on this call; the error is in its log")
+            rejected = _refusal(error, self.labels[2])
             self.code = rejected.code.name
             await _abort(self.context, rejected)  # raises: the status goes to the client
             return False
@@ -236,10 +251,25 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
     return handler
 
 
+def _session(service: str, method: str, fn: Session, in_flight: InFlight) -> Any:
+    """A bidirectional stream read and written through its context (Play)."""
+    labels = ("bidi_stream", service, method)
+
+    async def handler(request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+        call = _Call(labels, context, in_flight)
+        try:
+            async with call:
+                await fn(context, call)
+        except Rejected as refused:
+            await _abort(context, refused)
+
+    return handler
+
+
 # ---- a game's service ---------------------------------------------------------------------
 
 
-def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
+def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, watching: InFlight
                  ) -> tuple[str, grpc.GenericRpcHandler]:
     pb = game.pb
     service = f"arbiter.{game.name}.v1.Game"
@@ -266,7 +296,8 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
                            f"use arbiter.{loaded.game.name}.v1.Game")
         return loaded
 
-    async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    def check_command(request: Any) -> int | None:
+        """Act's own checks of a request; its expected version (None: unset)."""
         _need_game_id(request.game_id)
         if len(request.command_id) > MAX_COMMAND_ID:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
@@ -275,8 +306,11 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
                            f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
                            "server's own (bots and deadlines); choose another", "command_id")
+        return request.expected_version if request.HasField("expected_version") else None
+
+    async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        expected = check_command(request)
         await load(request.game_id)
-        expected = request.expected_version if request.HasField("expected_version") else None
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
         events = []
@@ -305,21 +339,93 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
         return pb.LegalActions(version=loaded.version, seat=seat, commands=commands)
 
     async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
-                    ) -> AsyncIterator[Any]:
-        loaded = await load(request.game_id)
+                    ) -> AsyncIterator[bytes]:
+        loaded = await load(request.game_id, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        async for entry, event, view in host.watch(request.game_id, seat, request.from_version):
-            update = pb.Update(version=entry.version, view=view)
-            body = entry.WhichOneof("body")
-            if body == "event":
-                if event is None:
-                    continue  # this seat sees nothing of it
-                update.event.CopyFrom(event)
-            elif body == "started":
-                update.started.CopyFrom(entry.started)
-            else:
-                update.finished.CopyFrom(entry.finished)
-            yield update
+        sub = await hub.subscribe(loaded, seat, False, request.from_version)
+        # Headers now: a client waiting for them knows the stream is following the game.
+        await context.send_initial_metadata(())
+        try:
+            while items := await sub.next():
+                for message, _ in items:
+                    yield message  # serialized once per seat by the hub
+        finally:
+            hub.unsubscribe(loaded, sub)
+
+    async def play(context: grpc.aio.ServicerContext, call: _Call) -> None:
+        first = await context.read()
+        if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
+                           "first message is `open` (the game and your version)", "open")
+        opened = first.open
+        loaded = await load(opened.game_id, fresh=True)
+        seat_asked = opened.seat if opened.HasField("seat") else None
+        caller = _caller(context, seat_asked)
+        seat = host.seat_of(loaded, caller, acting=False)
+        sub = await hub.subscribe(loaded, seat, True, opened.from_version)
+        busy = asyncio.Lock()  # held while one of the client's commands runs
+
+        async def command(request: Any) -> tuple[int, bytes]:
+            """(version, PlayResponse holding only the answer) for one command."""
+            if request.WhichOneof("kind") != "act":
+                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
+                               "a Play stream is opened once; send `act` messages", "open")
+            act = request.act
+            if not act.game_id:
+                act.game_id = opened.game_id
+            elif act.game_id != opened.game_id:
+                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
+                               f"plays {opened.game_id!r}; open another for another game",
+                               "game_id")
+            expected = check_command(act)
+            result = await host.act(opened.game_id, Caller(
+                caller.token, caller.admin_token, act.seat if act.HasField("seat") else
+                seat_asked), act.command, act.command_id, expected)
+            return result.version, pb.PlayResponse(answer=apb.PlayAnswer(
+                command_id=act.command_id, version=result.version)).SerializeToString()
+
+        async def read_commands() -> None:
+            while True:
+                try:
+                    request = await context.read()
+                except (grpc.aio.AioRpcError, grpc.RpcError, asyncio.InvalidStateError):
+                    return  # the stream is over
+                if request is grpc.aio.EOF:
+                    return  # the client sends no more; the stream goes on pushing
+                METRICS.msg_received(*call.labels).inc()
+                async with busy:
+                    try:
+                        version, answer = await command(request)
+                    except Exception as error:  # answered on the stream, which goes on
+                        refused = _refusal(error, "Play")
+                        version, answer = 0, pb.PlayResponse(answer=apb.PlayAnswer(
+                            command_id=request.act.command_id,
+                            error=_status(refused))).SerializeToString()
+                    sub.answer(version, answer)
+
+        reader = asyncio.get_running_loop().create_task(read_commands())
+        try:
+            while True:
+                items = await sub.next()
+                if not items:
+                    async with busy:  # a command under way still gets its answer
+                        items = await sub.next()
+                    if not items:
+                        break
+                pending = b""
+                for message, is_answer in items:
+                    if is_answer and pending:
+                        pending += message  # one message: the batch and its answer
+                        continue
+                    if pending:
+                        await context.write(pending)
+                        call.sent()
+                    pending = message
+                await context.write(pending)
+                call.sent()
+        finally:
+            reader.cancel()
+            hub.unsubscribe(loaded, sub)
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
@@ -333,10 +439,13 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
         "GetView": unary("GetView", get_view, apb.GetViewRequest, pb.View),
         "ListLegalActions": unary("ListLegalActions", legal, apb.ListLegalActionsRequest,
                                   pb.LegalActions),
+        # Both streams send messages the hub serialized once for every stream of a seat.
         "Watch": grpc.unary_stream_rpc_method_handler(
             _streaming(service, "Watch", watch, watching),
-            request_deserializer=apb.WatchRequest.FromString,
-            response_serializer=pb.Update.SerializeToString),
+            request_deserializer=apb.WatchRequest.FromString),
+        "Play": grpc.stream_stream_rpc_method_handler(
+            _session(service, "Play", play, watching),
+            request_deserializer=pb.PlayRequest.FromString),
     }
     return service, grpc.method_handlers_generic_handler(service, handlers)
 

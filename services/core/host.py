@@ -14,7 +14,7 @@ import hmac
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +111,9 @@ class ActResult:
 
 # An AI seat must act: (host, game id, version, seat). Set by the server (in process or Celery).
 AiDispatch = Callable[["Host", str, int, int], None]
+# A command's batch was appended: (game id, its entries, the state after them). Set by the
+# server (the live hub).
+Appended = Callable[[str, list[apb.LogEntry], Any], None]
 
 
 class Host:
@@ -122,6 +125,7 @@ class Host:
         # (game id, game) -> (version, state, finished) of a snapshot, or None (the workers').
         self.snapshot_source: Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]] | \
             None = None
+        self.on_append: Appended | None = None
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
 
     # ---- identity -----------------------------------------------------------------------
@@ -323,7 +327,8 @@ class Host:
             t0 = time.perf_counter()
             try:
                 appended = await self.store.append(
-                    loaded.game_id, entries, loaded.version, command_id,
+                    loaded.game_id, [e.SerializeToString() for e in entries], loaded.version,
+                    command_id,
                     {"status": "finished"} if finished else None)
             except Conflict as conflict:
                 METRICS.conflicts(game.name).inc()
@@ -344,6 +349,9 @@ class Host:
                 versioned.append(e)
             loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
             METRICS.events_appended(game.name).inc(len(entries))
+            if self.on_append is not None:
+                # Live streams get it without a read, nor folding it again.
+                self.on_append(loaded.game_id, entries, state)
             self._hand_to_ai(loaded)
             return ActResult(loaded.version, versioned, state, seat, loaded.version)
         raise StaleVersion(loaded.version)  # pragma: no cover - only under extreme contention
@@ -364,7 +372,7 @@ class Host:
 
     def _entries(
         self, loaded: Loaded, seat: int | None, command: Any, command_id: str, events: list[Any]
-    ) -> tuple[list[bytes], Any, bool]:
+    ) -> tuple[list[apb.LogEntry], Any, bool]:
         game = loaded.game
         t0 = time.perf_counter()
         state = loaded.state
@@ -384,7 +392,7 @@ class Host:
         entries[0].command.CopyFrom(apb.CommandRecord(
             command_id=command_id, system=seat is None, seat=seat or 0,
             command=command.SerializeToString()))
-        return [e.SerializeToString() for e in entries], state, outcome is not None
+        return entries, state, outcome is not None
 
     async def _replayed(self, loaded: Loaded, command_id: str, seat: int | None, command: Any
                         ) -> ActResult | None:
@@ -456,33 +464,6 @@ class Host:
     async def history(self, game_id: str) -> tuple[Loaded, list[apb.LogEntry]]:
         loaded = await self.load(game_id, fresh=True)
         return loaded, gamelog.decode(await self.store.read(game_id))
-
-    async def watch(self, game_id: str, seat: int | None, from_version: int,
-                    poll_seconds: float = 15.0) -> AsyncIterator[tuple[apb.LogEntry, Any, Any]]:
-        """(entry, redacted event or None, view) for every entry after from_version, then live."""
-        loaded = await self.load(game_id)
-        game = loaded.game
-        state: Any = None
-        seen = 0
-        while True:
-            entries = gamelog.decode(await self.store.read(game_id, seen))
-            for entry in entries:
-                event = None
-                if entry.WhichOneof("body") == "event":
-                    event = gamelog.game_event(game, entry)
-                    state = game.evolve(state, event)
-                seen = entry.version
-                if seen > from_version:
-                    redacted = game.redact(event, seat) if event is not None else None
-                    if redacted is not None:
-                        redacted.version = entry.version
-                    # Before the first event (the GameStarted entry) there is nothing to show.
-                    view = game.view(state, seat) if state is not None else game.pb.View()
-                    view.version = seen
-                    yield entry, redacted, view
-                if entry.WhichOneof("body") == "finished":
-                    return  # nothing comes after, even for a watcher already past the end
-            await self.store.wait(game_id, seen, poll_seconds)
 
     async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:
         loaded, entries = await self.history(game_id)

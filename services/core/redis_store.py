@@ -21,6 +21,9 @@ timeout answer unavailable; the batch stays on the master, and a retry with the 
 id is answered from the command index after a WAIT of its own. That WAIT covers the first
 batch even on another connection: Redis sets a connection's WAIT offset to the master's
 offset after every command it runs, reads included.
+
+Every append also publishes "<game> <last version>" on the channel arbiter:live (LIVE_CHANNEL):
+a doorbell for the live hubs (services/core/live.py), which then read the log itself.
 """
 
 from __future__ import annotations
@@ -74,9 +77,12 @@ end
 redis.call('HSET', KEYS[3], unpack(fields))
 if command_id ~= '' then redis.call('HSET', KEYS[2], command_id, range) end
 redis.call('XADD', KEYS[4], '*', 'g', ARGV[3], 'first', current + 1, 'last', last)
+redis.call('PUBLISH', 'arbiter:live', ARGV[3] .. ' ' .. last)
 return {'ok', range}
 """
 
+
+LIVE_CHANNEL = "arbiter:live"  # the channel APPEND publishes on
 
 # The store cannot take the call now; nothing was written (a script stops at its first write
 # when Redis is out of memory or a read-only replica), so the same command id can be retried.
@@ -143,6 +149,7 @@ class RedisStore:
         self.cluster = isinstance(self.redis, RedisCluster)
         self.wait_replicas = wait_replicas_from_env() if wait_replicas is None else wait_replicas
         self.closed = False
+        self.url = url  # the live hub's doorbell subscribes on a connection of its own
         self._append = self.redis.register_script(APPEND)
         self._nodes: dict[str, Any] = {}  # a cluster node's name -> a plain client (WAIT mode)
 
@@ -242,15 +249,6 @@ class RedisStore:
         with unavailable():
             raw = await self.redis.hgetall(meta_key(game_id))
         return {k.decode(): v.decode() for k, v in raw.items()}
-
-    async def wait(self, game_id: str, after: int, timeout: float) -> bool:
-        # A blocked read must end before the connection's timeout does (that would read as
-        # Redis down): wait at most half of it; callers loop on False.
-        block = min(timeout, self.timeout / 2)
-        with unavailable():
-            rows = await self.redis.xread(
-                {log_key(game_id): f"{after}-0"}, count=1, block=max(1, int(block * 1000)))
-        return bool(rows)
 
     async def game_ids(self) -> list[str]:
         """Every game, from every master of a cluster (the cluster client scans each)."""

@@ -13,10 +13,9 @@ Both stores (this one and `RedisStore`) pass the same contract suite (tests/stor
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -76,10 +75,6 @@ class Store(Protocol):
         """The game's metadata ({} for an unknown game)."""
         ...
 
-    async def wait(self, game_id: str, after: int, timeout: float) -> bool:
-        """Wait until the game has an entry after `after`; False on timeout."""
-        ...
-
     async def game_ids(self) -> list[str]: ...
 
     async def read_feed(self, partition: int, after: str, count: int) -> list[FeedEntry]: ...
@@ -110,7 +105,8 @@ class MemoryStore:
         self._commands: dict[str, dict[str, tuple[int, int]]] = {}
         self._feeds: dict[int, list[FeedEntry]] = {}
         self.feed_entries = 0  # entries in all feeds: a reader sees at once that none is new
-        self._changed: dict[str, asyncio.Event] = {}
+        # Called with (game id, last version) after every append: the live hub's doorbell.
+        self.listeners: list[Callable[[str, int], None]] = []
         self._file = None
         self._path = path or ""
         if path:
@@ -185,9 +181,8 @@ class MemoryStore:
                     pass  # the next append finds no file and reports the store unavailable
                 raise StoreUnavailable(f"cannot write the store's file: {e}") from e
         result = self._apply(game_id, entries, command_id, meta or {})
-        event = self._changed.pop(game_id, None)
-        if event:
-            event.set()
+        for ring in self.listeners:
+            ring(game_id, result.last_version)
         return result
 
     async def read(self, game_id: str, after: int = 0, limit: int = 0) -> list[bytes]:
@@ -202,16 +197,6 @@ class MemoryStore:
 
     async def meta(self, game_id: str) -> dict[str, str]:
         return dict(self._meta.get(game_id, {}))
-
-    async def wait(self, game_id: str, after: int, timeout: float) -> bool:
-        if len(self._logs.get(game_id, ())) > after:
-            return True
-        event = self._changed.setdefault(game_id, asyncio.Event())
-        try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
-            return False
-        return len(self._logs.get(game_id, ())) > after
 
     async def game_ids(self) -> list[str]:
         return list(self._logs)

@@ -13,9 +13,10 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services import games as registry
 from services.core.decider import Game, Rng
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build
+from services.core.server import Config, build, shutdown
 from services.core.store import MemoryStore, Store
 from tests.conftest import CLUSTER_URL, NO_CLUSTER
+from tests.live.playing import ADMIN, Seat, check_against_watch_and_views, drive
 
 MAX_COMMANDS = 3000
 
@@ -147,3 +148,28 @@ async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> 
             assert after == before
     finally:
         await server.stop(None)
+
+
+async def test_every_seats_play_stream_matches_watch_replay_and_get_view(game: Game) -> None:
+    """Every seat plays over its own Play stream (random legal commands from what is pushed);
+    what each stream got is what Watch, Replay and GetView give that seat."""
+    server, host, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}",
+                                      admin_token=ADMIN), {game.name: game}, MemoryStore())
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            created = await channel.unary_unary(
+                f"/arbiter.{game.name}.v1.Game/CreateGame",
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=apb.CreateGameResponse.FromString)(
+                    game.pb.CreateGameRequest(
+                        seats=[apb.Seat(name=f"p{i}") for i in range(game.seat_count)]))
+            seats = [Seat(t.seat, t.token) for t in created.tokens]
+            rng = Rng.for_test(3)
+            await drive(channel, game.name, created.game_id, seats, max_commands=40,
+                        choose=lambda seat, commands: rng.choice(commands))
+            assert sum(len(s.answers) for s in seats) > 0
+            for seat in seats:
+                await check_against_watch_and_views(channel, game.name, created.game_id, seat)
+    finally:
+        await shutdown(server, host, 1)

@@ -72,17 +72,6 @@ async def test_every_batch_is_announced_on_its_partition_feed(store: Store) -> N
     assert mine == [(g, 1, 2), (g, 3, 3)]
 
 
-async def test_wait_wakes_on_append(store: Store) -> None:
-    g = new_id()
-    await store.append(g, [b"a"], 0)
-    assert await store.wait(g, 0, 0.1)
-    waiter = asyncio.create_task(store.wait(g, 1, 5))
-    await asyncio.sleep(0.05)
-    await store.append(g, [b"b"], 1)
-    assert await waiter
-    assert not await store.wait(g, 2, 0.05)
-
-
 async def test_game_ids_lists_every_game(store: Store) -> None:
     g1, g2 = new_id(), new_id()
     await store.append(g1, [b"a"], 0, "", {"game": "x"})

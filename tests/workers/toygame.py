@@ -44,6 +44,13 @@ message Update {
   }
   View view = 5;
 }
+message PlayRequest { oneof kind { arbiter.v1.PlayOpen open = 1; ActRequest act = 2; } }
+message PlayResponse {
+  arbiter.v1.PlayAnswer answer = 1;
+  repeated Update updates = 2;
+  View view = 3;
+  LegalActions legal = 4;
+}
 message Options { int32 pile = 1; int32 timeout_seconds = 2; int32 idle_seconds = 3; }
 message Command { oneof kind { int32 take = 1; int32 timeout = 2; } }
 message Opened { int32 pile = 1; int32 first = 2; int32 timeout_seconds = 3; }
@@ -77,8 +84,12 @@ def _build_module() -> Any:
         protos = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
             os.path.abspath(__file__)))), "protos")
         include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+        import google.rpc  # google/rpc/status.proto, which arbiter.proto imports
+
+        google_protos = os.path.dirname(os.path.dirname(google.rpc.__path__[0]))
         code = protoc.main(["protoc", f"-I{os.path.join(work, 'src')}", f"-I{protos}",
-                            f"-I{include}", f"--python_out={os.path.join(work, 'out')}",
+                            f"-I{include}", f"-I{google_protos}",
+                            f"--python_out={os.path.join(work, 'out')}",
                             "arbiter/toy/v1/toy.proto"])
         assert code == 0, "protoc failed on the toy game"
         os.makedirs(os.path.dirname(out), exist_ok=True)
