@@ -39,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
     export.add_argument("game_id")
 
+    store = sub.add_parser("store", help="the embedded store's file")
+    store.add_argument("action", choices=["check"],
+                       help="check: read every record and report what a server would find at "
+                       "start, without starting one or changing the file")
+    store.add_argument("path", nargs="?", default="",
+                       help="the file (default: $ARBITER_DATA_DIR/arbiter.aof)")
+
     eila = sub.add_parser("eila", help="Eila and Something Shiny's authored content")
     eila.add_argument("action", choices=["validate"],
                       help="validate: every reference exists, every option can run, no chapter "
