@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 from arbiter.v1 import arbiter_pb2 as apb
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -48,10 +48,11 @@ class Rejected(Exception):
     """A request the adapter itself refuses (bad field, bad log)."""
 
     def __init__(self, code: grpc.StatusCode, reason: str, message: str, field: str = "",
-                 metadata: dict[str, str] | None = None) -> None:
+                 metadata: dict[str, str] | None = None, retry_after: float = 0.0) -> None:
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.field, self.metadata = field, metadata or {}
+        self.retry_after = retry_after  # seconds; sent as google.rpc.RetryInfo
 
 
 def _status_of(error: Exception) -> Rejected | None:
@@ -92,6 +93,10 @@ async def _abort(context: grpc.aio.ServicerContext, r: Rejected) -> None:
     if r.field:
         details.append(error_details_pb2.BadRequest(field_violations=[
             error_details_pb2.BadRequest.FieldViolation(field=r.field, description=r.message)]))
+    if r.retry_after > 0:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(r.retry_after * 1e9))
+        details.append(error_details_pb2.RetryInfo(retry_delay=delay))
     status = status_pb2.Status(code=getattr(code_pb2, r.code.name), message=r.message)
     for d in details:
         packed = any_pb2.Any()
@@ -244,6 +249,10 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
     service = f"arbiter.{game.name}.v1.Game"
 
     async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
+            raise MalformedCommand(
+                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+                f"not {len(request.seats)}", "seats")
         for i, s in enumerate(request.seats):
             if s.kind not in apb.SeatKind.values():
                 raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
@@ -419,6 +428,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                 gamelog.verify(loaded.game, entries, seed, parent)
             else:
                 lines = list(request.log.lines)
+                gamelog.check_sizes(lines)
                 game = _game_of_lines(host, lines)
                 entries = gamelog.from_json_lines(game, lines)
                 gamelog.verify(game, entries, None,
@@ -476,6 +486,7 @@ def _game_of_lines(host: Host, lines: list[str]) -> Game:
 
 async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
     """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
+    gamelog.check_sizes(lines)
     game = _game_of_lines(host, lines)
     entries = gamelog.from_json_lines(game, lines)
     parent = await host.parent_events(game, entries[0].started)

@@ -68,6 +68,16 @@ def _same_command(command: Any, recorded: bytes) -> bool:
     return bool(first == again)
 
 
+def new_game_id(game_name: str) -> str:
+    return f"{game_name}-{secrets.token_hex(8)}"
+
+
+def is_game_id(game_id: str, game_name: str) -> bool:
+    """The form of every id this server gives out."""
+    head, _, tail = game_id.rpartition("-")
+    return head == game_name and len(tail) == 16 and all(c in "0123456789abcdef" for c in tail)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -171,7 +181,7 @@ class Host:
                 raise MalformedCommand("UNKNOWN_BOT", f"seat {i}: no bot named {s.bot!r}; "
                                        f"choose one of {sorted(game.bots)}", "seats")
         seed = secrets.token_bytes(32)
-        game_id = f"{game_name}-{secrets.token_hex(8)}"
+        game_id = new_game_id(game_name)
         events = game.setup(options, seats, Rng(seed, 0))
         started = apb.GameStarted(
             game=game_name, game_id=game_id, options=options.SerializeToString(),
@@ -511,7 +521,7 @@ class Host:
         if parent.game.outcome(state) is not None:
             raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
         seed = secrets.token_bytes(32)
-        new_id = f"{parent.game.name}-{secrets.token_hex(8)}"
+        new_id = new_game_id(parent.game.name)
         first = entries[0].started
         started = apb.GameStarted(
             game=first.game, game_id=new_id, options=first.options, seats=first.seats,
@@ -573,17 +583,19 @@ class Host:
                 if e.WhichOneof("body") == "event"]
 
     async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> tuple[str, int]:
-        """Store a verified, finished log; it keeps its id unless that id is taken."""
+        """Store a verified, finished log. It keeps its id only if the id has the form the
+        server gives every game (`<game>-<16 hex digits>`) and is free; else it gets a new one.
+        An id is a store key and a log line: nothing else may come in through it."""
         started = entries[0].started
         game_id = started.game_id
-        if not game_id.startswith(f"{game.name}-") or await self.store.meta(game_id):
-            game_id = f"{game.name}-{secrets.token_hex(8)}"
+        if not is_game_id(game_id, game.name) or await self.store.meta(game_id):
+            game_id = new_game_id(game.name)
         meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
                 "imported": "1"}
         raw = [e.SerializeToString() for e in entries]
         try:
             appended = await self.store.append(game_id, raw, 0, "", meta)
         except Conflict:  # the id was taken meanwhile (another import): take a fresh one
-            game_id = f"{game.name}-{secrets.token_hex(8)}"
+            game_id = new_game_id(game.name)
             appended = await self.store.append(game_id, raw, 0, "", meta)
         return game_id, appended.last_version

@@ -19,6 +19,7 @@ from prometheus_client import start_http_server
 
 from services.core import grpc_api
 from services.core.decider import Game
+from services.core.guard import Guard, TokenBuckets
 from services.core.host import Host
 from services.core.store import MemoryStore, Store
 from services.workers.grpc_sim import simulate_handler
@@ -38,6 +39,10 @@ class Config:
     games: list[str] = field(default_factory=list)  # empty: every game
     max_concurrent_rpcs: int = 2000
     max_watches: int = 1000  # each idle Watch waits on its own Redis connection
+    # Per client (peer address, or the admin identity): CreateGame, ImportLog, ForkGame and
+    # Simulate draw from a bucket of `rate_burst` calls refilled at `rate_per_second`.
+    rate_burst: float = 100
+    rate_per_second: float = 5
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -52,6 +57,8 @@ class Config:
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
+        c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
+        c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
         return c
 
 
@@ -87,8 +94,11 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
     workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.
+    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
+               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
     server = grpc.aio.server(
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches)
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
+        interceptors=[Guard(buckets, config.admin_token)])
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
     watching = grpc_api.InFlight(config.max_watches, "Watch streams")
     names = []
