@@ -34,6 +34,7 @@ from services.core.host import (
     Unauthenticated,
 )
 from services.core.metrics import METRICS
+from services.core.offload import Busy
 from services.core.store import StoreUnavailable
 
 log = logging.getLogger("arbiter")
@@ -77,6 +78,8 @@ def _status_of(error: Exception) -> Rejected | None:
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
         return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
                         "the event store cannot be reached; retry with the same command id")
+    if isinstance(error, Busy):
+        return Rejected(S.RESOURCE_EXHAUSTED, "BUSY", str(error), retry_after=1.0)
     if isinstance(error, gamelog.BadLog):
         return Rejected(S.INVALID_ARGUMENT, "BAD_LOG", f"line {error.line}: {error.reason}",
                         "lines", {"line": str(error.line), "version": str(error.version)})
@@ -409,7 +412,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         _need_game_id(request.game_id)
         loaded, entries = await host.history(request.game_id)
         await whole_log_allowed(loaded, context)
-        return apb.ExportLogResponse(lines=gamelog.to_json_lines(loaded.game, entries))
+        lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
+        return apb.ExportLogResponse(lines=lines)
 
     async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
                          ) -> apb.ImportLogResponse:
@@ -425,14 +429,14 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                 # The server holds the seed of a running game: it can verify it privately.
                 seed = loaded.seed if host.is_admin(_caller(context, None)) else None
                 parent = await host.parent_events(loaded.game, entries[0].started, True)
-                gamelog.verify(loaded.game, entries, seed, parent)
+                await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
             else:
                 lines = list(request.log.lines)
                 gamelog.check_sizes(lines)
                 game = _game_of_lines(host, lines)
-                entries = gamelog.from_json_lines(game, lines)
-                gamelog.verify(game, entries, None,
-                               await host.parent_events(game, entries[0].started))
+                entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
+                parent = await host.parent_events(game, entries[0].started)
+                await host.cpu.run(gamelog.verify, game, entries, None, parent)
         except gamelog.BadLog as bad:
             return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
                                          first_bad_line=bad.line, reason=bad.reason)
@@ -488,9 +492,9 @@ async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
     """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
     gamelog.check_sizes(lines)
     game = _game_of_lines(host, lines)
-    entries = gamelog.from_json_lines(game, lines)
+    entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
     parent = await host.parent_events(game, entries[0].started)
-    verified = gamelog.verify(game, entries, None, parent)
+    verified = await host.cpu.run(gamelog.verify, game, entries, None, parent)
     if not verified.finished:
         raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
     return await host.import_entries(game, entries)

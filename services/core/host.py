@@ -23,6 +23,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.metrics import METRICS
+from services.core.offload import CpuPool
 from services.core.store import Conflict, Store
 
 
@@ -66,6 +67,15 @@ def _same_command(command: Any, recorded: bytes) -> bool:
     first.DiscardUnknownFields()
     again.DiscardUnknownFields()
     return bool(first == again)
+
+
+def replay_entries(game: Game, entries: Sequence[apb.LogEntry]) -> Any:
+    """The state after these entries (a whole history: run it in `Host.cpu`)."""
+    state: Any = None
+    for entry in entries:
+        if entry.WhichOneof("body") == "event":
+            state = game.evolve(state, gamelog.game_event(game, entry))
+    return state
 
 
 def new_game_id(game_name: str) -> str:
@@ -133,6 +143,7 @@ class Host:
         self.snapshot_source: Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]] | \
             None = None
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
+        self.cpu = CpuPool()  # re-running whole histories happens off the event loop
 
     # ---- identity -----------------------------------------------------------------------
 
@@ -491,10 +502,7 @@ class Host:
                                    f"{len(entries)}, or 0 for the latest", "version")
         version = version or len(entries)
         version = max(version, entries[0].batch_size or 1)  # the game exists once set up
-        state: Any = None
-        for entry in entries[:version]:
-            if entry.WhichOneof("body") == "event":
-                state = loaded.game.evolve(state, gamelog.game_event(loaded.game, entry))
+        state = await self.cpu.run(replay_entries, loaded.game, entries[:version])
         return loaded, state, version
 
     # ---- forks and imports ---------------------------------------------------------------
@@ -515,9 +523,9 @@ class Host:
         if version not in {b.last_version for b in gamelog.batches(entries)}:
             raise MalformedCommand("BAD_VERSION", f"version {version} is inside a command's "
                                    "events: fork at the end of a command", "version")
-        events = [gamelog.game_event(parent.game, e) for e in entries[:version]
+        events = [parent.game.pb.Event.FromString(e.event) for e in entries[:version]
                   if e.WhichOneof("body") == "event"]
-        state = parent.game.replay(events)
+        state = await self.cpu.run(replay_entries, parent.game, entries[:version])
         if parent.game.outcome(state) is not None:
             raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
         seed = secrets.token_bytes(32)

@@ -21,6 +21,7 @@ from services.core import grpc_api
 from services.core.decider import Game
 from services.core.guard import Guard, TokenBuckets
 from services.core.host import Host
+from services.core.offload import CpuPool
 from services.core.store import MemoryStore, Store
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
@@ -43,6 +44,10 @@ class Config:
     # Simulate draw from a bucket of `rate_burst` calls refilled at `rate_per_second`.
     rate_burst: float = 100
     rate_per_second: float = 5
+    # Threads that re-run whole logs and histories (verify, import, export, replay, fork),
+    # and how many such calls may wait for one before the next is refused.
+    cpu_threads: int = 1
+    cpu_queue: int = 16
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -59,6 +64,8 @@ class Config:
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
         c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
         c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
+        c.cpu_threads = int(env.get("ARBITER_CPU_THREADS", c.cpu_threads))
+        c.cpu_queue = int(env.get("ARBITER_CPU_QUEUE", c.cpu_queue))
         return c
 
 
@@ -91,6 +98,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
     host = Host(store or open_store(config), games, config.admin_token)
     host.ai_dispatch = in_process_ai
+    host.cpu = CpuPool(config.cpu_threads, config.cpu_queue)
     # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
     workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.

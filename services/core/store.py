@@ -128,7 +128,7 @@ class StoreLocked(StoreRefused):
     pass
 
 
-def encode_record(record: dict[str, object]) -> str:
+def encode_record(record: Mapping[str, object]) -> str:
     body = json.dumps(record)
     return f"{RECORD_TAG.decode()}{zlib.crc32(body.encode()):08x} {body}\n"
 
