@@ -26,6 +26,7 @@ from services.core.decider import Game, MalformedCommand, RuleError
 from services.core.host import (
     SERVER_COMMAND_IDS,
     Caller,
+    ForkHidden,
     Host,
     Loaded,
     NotFound,
@@ -73,6 +74,8 @@ def _status_of(error: Exception) -> Rejected | None:
         return Rejected(S.NOT_FOUND, "GAME_NOT_FOUND", str(error), "game_id")
     if isinstance(error, Unauthenticated):
         return Rejected(S.UNAUTHENTICATED, "SEAT_TOKEN_MISSING", str(error))
+    if isinstance(error, ForkHidden):
+        return Rejected(S.PERMISSION_DENIED, "FORK_OF_RUNNING_GAME", str(error))
     if isinstance(error, PermissionDenied):
         return Rejected(S.PERMISSION_DENIED, "SEAT_FORBIDDEN", str(error))
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
@@ -267,14 +270,17 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
             game_id=game_id, seed_commitment=commitment, version=version,
             tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
 
-    async def load(game_id: str, fresh: bool = False) -> Loaded:
+    async def load(game_id: str, context: grpc.aio.ServicerContext, fresh: bool = False
+                   ) -> Loaded:
         """The game, which must be one of this service's: another game's id is not found here
-        (its rules would judge a command meant for these)."""
+        (its rules would judge a command meant for these). A fork of a running game is the
+        admin's alone."""
         _need_game_id(game_id)
         loaded = await host.load(game_id, fresh)
         if loaded.game is not game:
             raise NotFound(f"game {game_id!r} is a {loaded.game.name} game, not {game.name}; "
                            f"use arbiter.{loaded.game.name}.v1.Game")
+        await host.check_visible(loaded, _caller(context, None))
         return loaded
 
     async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -286,7 +292,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
                            f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
                            "server's own (bots and deadlines); choose another", "command_id")
-        await load(request.game_id)
+        await load(request.game_id, context)
         expected = request.expected_version if request.HasField("expected_version") else None
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
@@ -301,13 +307,13 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
         return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
-        loaded = await load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, context, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         return host.view_of(loaded, seat)
 
     async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
                     ) -> Any:
-        loaded = await load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, context, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
         assert seat is not None
         commands = []
@@ -317,7 +323,7 @@ def game_service(host: Host, game: Game, in_flight: InFlight, watching: InFlight
 
     async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
                     ) -> AsyncIterator[Any]:
-        loaded = await load(request.game_id)
+        loaded = await load(request.game_id, context)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         async for entry, event, view in host.watch(request.game_id, seat, request.from_version):
             update = pb.Update(version=entry.version, view=view)
@@ -395,6 +401,10 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                            "page_size must be between 1 and 500", "page_size")
         offset = _page_offset(request.page_token)
         page, total = await list_games(request, offset, size)
+        if not host.is_admin(_caller(context, None)):
+            # Forks of running games are the admin's: left out (a page may come out short).
+            page = [g for g in page if not g.forked_from
+                    or not await host.ancestor_running(g.forked_from)]
         more = offset + size < total
         return apb.ListGamesResponse(games=page,
                                      next_page_token=_page_token(offset + size) if more else "")
@@ -426,6 +436,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
             if request.WhichOneof("source") == "game_id":
                 _need_game_id(request.game_id)
                 loaded, entries = await host.history(request.game_id)
+                await host.check_visible(loaded, _caller(context, None))
                 # The server holds the seed of a running game: it can verify it privately.
                 seed = loaded.seed if host.is_admin(_caller(context, None)) else None
                 parent = await host.parent_events(loaded.game, entries[0].started, True)
@@ -445,6 +456,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
     async def replay(request: apb.ReplayRequest, context: grpc.aio.ServicerContext
                      ) -> apb.ReplayResponse:
         _need_game_id(request.game_id)
+        await host.check_visible(await host.load(request.game_id), _caller(context, None))
         loaded, state, version = await host.replay_to(request.game_id, request.version)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         packed = any_pb2.Any()

@@ -39,6 +39,10 @@ class PermissionDenied(Exception):
     pass
 
 
+class ForkHidden(PermissionDenied):
+    """A fork whose parent (or an earlier ancestor) still runs: admin only."""
+
+
 class StaleVersion(Exception):
     def __init__(self, current_version: int) -> None:
         super().__init__(f"the game is at version {current_version}")
@@ -104,6 +108,8 @@ class Loaded:
     state: Any
     version: int
     finished: bool
+    forked_from: str = ""  # "<parent id>@<version>" for a fork
+    ancestors_over: bool = False  # once every game it was forked from is over (it stays so)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -242,7 +248,7 @@ class Host:
             loaded = Loaded(
                 game, game_id, gamelog.seats_from_pb(started.seats), bytes.fromhex(meta["seed"]),
                 {k[4:]: int(v) for k, v in meta.items() if k.startswith("tok:")},
-                None, 0, False)
+                None, 0, False, started.forked_from)
             if snap:
                 loaded.version, loaded.state, loaded.finished = snap
             self._fold(loaded, entries)
@@ -548,27 +554,45 @@ class Host:
                                            meta)
         loaded = Loaded(parent.game, new_id, parent.seats, seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
-                        appended.last_version, False)
+                        appended.last_version, False, started.forked_from)
         self._remember(loaded)
         self._hand_to_ai(loaded)
         return new_id, tokens, started.seed_commitment, appended.last_version
 
     async def log_is_public(self, loaded: Loaded) -> bool:
-        """A finished game's log is public, unless it was forked from a game still running:
-        its first batch holds that game's hidden information (so every ancestor must be
-        over too; a chain deeper than MAX_FORK_DEPTH is taken as not public)."""
+        """A finished game's log is public, unless it was forked from a game still running."""
+        return loaded.finished and not await self.ancestor_running(loaded.forked_from)
+
+    async def ancestor_running(self, forked_from: str) -> bool:
+        """Whether a game this one descends from (its parent, the parent's parent...) still
+        runs: a fork's first batch holds its parent's hidden information. A missing ancestor,
+        or a chain deeper than MAX_FORK_DEPTH, counts as running."""
         for _ in range(MAX_FORK_DEPTH):
-            if not loaded.finished:
-                return False
-            head = gamelog.decode(await self.store.read(loaded.game_id, 0, 1))
-            parent_id = head[0].started.forked_from.rpartition("@")[0]
+            parent_id = forked_from.rpartition("@")[0]
             if not parent_id:
-                return True
-            try:
-                loaded = await self.load(parent_id, fresh=True)
-            except NotFound:
                 return False
-        return False
+            try:
+                parent = await self.load(parent_id, fresh=True)
+            except NotFound:
+                return True
+            if not parent.finished:
+                return True
+            forked_from = parent.forked_from
+        return True
+
+    async def check_visible(self, loaded: Loaded, caller: Caller) -> None:
+        """A fork of a running game is the admin's alone, for every call, until every game it
+        descends from is over. Each of its seats and its spectators would otherwise learn what
+        the same seat (or a spectator) of the running game may not: its first batch deals the
+        running game's hidden cards, and play in the fork (eliminations, the end) reveals them.
+        Afterwards it is an ordinary game: what it could reveal is public by then."""
+        if not loaded.forked_from or loaded.ancestors_over or self.is_admin(caller):
+            return
+        if await self.ancestor_running(loaded.forked_from):
+            raise ForkHidden("this game was forked from a game that is still running, and "
+                             "shows that game's hidden information: until it is over, only the "
+                             "admin token may act in or see this fork")
+        loaded.ancestors_over = True
 
     async def parent_events(self, game: Game, started: apb.GameStarted,
                             running_too: bool = False) -> list[Any] | None:
