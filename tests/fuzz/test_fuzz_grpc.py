@@ -426,6 +426,14 @@ def replaced(node: Any, path: tuple[Any, ...], new: Any) -> Any:
     return copy
 
 
+def parsed(line: str) -> Any:
+    """The line as JSON, or None once an earlier mutation made it unreadable."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
 @st.composite
 def hostile_logs(draw: Any) -> list[str]:
     lines = list(finished_log(draw(st.sampled_from(GAMES))))
@@ -434,7 +442,9 @@ def hostile_logs(draw: Any) -> list[str]:
         how = draw(st.sampled_from(["value", "number", "drop", "repeat", "swap", "cut",
                                     "text", "game"]))
         if how in ("value", "number"):
-            row = json.loads(lines[at])
+            row = parsed(lines[at])
+            if row is None:
+                continue
             path = draw(st.sampled_from(paths(row)[1:]))
             if how == "value":
                 lines[at] = json.dumps(replaced(row, path, draw(st.sampled_from(HOSTILE_VALUES))))
@@ -454,8 +464,8 @@ def hostile_logs(draw: Any) -> list[str]:
         elif how == "text":
             lines[at] = draw(st.text(max_size=80))
         elif how == "game":
-            row = json.loads(lines[0])
-            if isinstance(row.get("started"), dict):
+            row = parsed(lines[0])
+            if isinstance(row, dict) and isinstance(row.get("started"), dict):
                 row["started"]["game"] = draw(st.sampled_from(GAMES))
                 lines[0] = json.dumps(row)
     return lines
