@@ -184,7 +184,11 @@ def read_records(path: str, scan: Scan) -> Iterator[Record]:
     while offset < len(data):
         end = data.find(b"\n", offset)
         if end < 0:
-            scan.torn_bytes = len(data) - offset
+            tail = data[offset:]
+            if not (tail.startswith((RECORD_TAG, b"{")) or RECORD_TAG.startswith(tail)):
+                # A write cut short is the start of a record; this is something else.
+                raise StoreDamaged(path, offset, "the last line is not the start of a record")
+            scan.torn_bytes = len(tail)
             break
         try:
             record = _parse(data[offset:end])

@@ -173,3 +173,17 @@ async def test_an_imported_id_of_the_servers_form_is_kept_while_free(api: Api) -
     assert (await api.import_log(log)).game_id == "bubblee-00112233aabbccdd"
     again = await api.import_log(log)
     assert again.game_id != "bubblee-00112233aabbccdd" and is_game_id(again.game_id, "bubblee")
+
+
+async def test_a_simulation_counts_its_bots_before_setting_a_game_up(api: Api) -> None:
+    setups: list[int] = []
+    real_setup = GAME.setup
+    object.__setattr__(GAME, "setup", lambda *a: setups.append(1) or real_setup(*a))
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await api("/arbiter.v1.Arbiter/Simulate", apb.SimulateRequest(
+                game="bubblee", games=1, bots=["random"] * 200_000), apb.SimulateResponse)
+    finally:
+        object.__setattr__(GAME, "setup", real_setup)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not 200000" in info.value.details() and setups == []

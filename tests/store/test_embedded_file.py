@@ -225,3 +225,17 @@ def test_acknowledged_commands_survive_a_kill_9_of_the_server(tmp_path: Path) ->
         channel.close()
         server.kill()
         server.wait(timeout=10)
+
+
+async def test_a_last_line_that_is_not_the_start_of_a_record_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    data = path.read_bytes()
+    path.write_bytes(data + b"\x00\x00garbage")
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == len(data)
+    assert path.read_bytes() == data + b"\x00\x00garbage"
+    for torn in (b"C", b"C1", b"C1 0a", b'{"game": "g'):
+        path.write_bytes(data + torn)
+        assert check_file(str(path)).torn_bytes == len(torn)
