@@ -23,13 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
+from services.core.partitions import PARTITIONS, partition_of  # noqa: F401 (re-exported)
+
 log = logging.getLogger("arbiter")
-
-PARTITIONS = 16
-
-
-def partition_of(game_id: str) -> int:
-    return zlib.crc32(game_id.encode()) % PARTITIONS
 
 
 @dataclass(frozen=True)
