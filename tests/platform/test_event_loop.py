@@ -2,9 +2,9 @@
 calls keep their latency while such requests arrive.
 
 A real server process; clients in this process's threads. The figures are ratios from the
-same run: GetView's latency while two clients loop VerifyLog of a long log, against GetView's
-with no load (medians: p99 alone is too noisy on a shared machine), and its p99 against the
-time one VerifyLog takes. On the event loop, a GetView arriving
+same run: GetView's p99 while two clients loop VerifyLog of a long log, against its p99 with
+no load (measured before and after), and GetView's median against the time one VerifyLog
+takes. On the event loop, a GetView arriving
 during a verification waits for all of it, so its p99 is about one verification.
 """
 
@@ -32,7 +32,7 @@ from services.core.server import in_process_ai
 from services.core.store import MemoryStore
 
 GAME = registry.game("shadow_council")  # the slowest log to verify of the five
-SAMPLES = 200
+SAMPLES = 300
 
 
 def free_port() -> int:
@@ -41,15 +41,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def long_log() -> list[str]:
+async def long_log(tries: int = 3) -> list[str]:
+    """The longest of a few finished games (their length varies with the deal)."""
     host = Host(MemoryStore(), {GAME.name: GAME})
     host.ai_dispatch = in_process_ai
     seats = [Seat(f"p{i}", "ai", "random") for i in range(GAME.seat_count)]
-    game_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
-    while not (await host.load(game_id)).finished:
-        await asyncio.sleep(0)
-    _, entries = await host.history(game_id)
-    return gamelog.to_json_lines(GAME, entries)
+    logs = []
+    for _ in range(tries):
+        game_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
+        while not (await host.load(game_id)).finished:
+            await asyncio.sleep(0)
+        _, entries = await host.history(game_id)
+        logs.append(gamelog.to_json_lines(GAME, entries))
+    return max(logs, key=len)
 
 
 def p99(samples: list[float]) -> float:
@@ -113,18 +117,20 @@ def test_get_view_keeps_its_latency_while_logs_are_verified(tmp_path: Path) -> N
             stop.set()
             for t in loaders:
                 t.join(timeout=120)
+        baseline += latencies()  # before and after: the machine's noise over the test
         one_verify = statistics.median(verify_seconds)
         medians = statistics.median(baseline) * 1e3, statistics.median(loaded) * 1e3
         print(f"GetView p99 {p99(baseline) * 1e3:.2f} ms alone, {p99(loaded) * 1e3:.2f} ms "
               f"under VerifyLog load ({len(verify_seconds)} verifications, median "
               f"{one_verify * 1e3:.0f} ms): x{p99(loaded) / p99(baseline):.1f} the baseline, "
-              f"{p99(loaded) / one_verify:.2f} of one verification; medians "
-              f"{medians[0]:.2f} and {medians[1]:.2f} ms")
+              f"medians {medians[0]:.2f} and {medians[1]:.2f} ms, the latter "
+              f"{medians[1] / 1e3 / one_verify:.2f} of one verification")
         assert len(verify_seconds) >= 4, "the load ran alongside the measurement"
-        # Measured here: with the pool, p99 0.3-0.45 of one verification and medians x9 the
-        # baseline; on the event loop, 2.4 of one verification and medians x200.
-        assert p99(loaded) < 0.75 * one_verify
-        assert statistics.median(loaded) < 25 * statistics.median(baseline)
+        # Measured here (a shared 2-core machine): with the pool, p99 x1.6 to x10 the
+        # baseline's and medians 0.04 to 0.06 of one verification; on the event loop, p99 x71-97
+        # and the median about one whole verification.
+        assert p99(loaded) < 25 * p99(baseline)
+        assert statistics.median(loaded) < 0.5 * one_verify
     finally:
         channel.close()
         server.terminate()
