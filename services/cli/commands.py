@@ -20,7 +20,7 @@ from services.core.decider import Game, Seat
 from services.core.host import Caller, Host
 from services.core.server import Config, in_process_ai
 from services.core.server import serve as serve_forever
-from services.core.store import MemoryStore
+from services.core.store import MemoryStore, StoreRefused, check_file
 from services.workers.cli import (  # noqa: F401 (subcommands)
     balance,
     rebuild,
@@ -39,10 +39,42 @@ def serve(args: argparse.Namespace) -> Any:
         print(f"unknown games: {', '.join(unknown)}; known: {', '.join(registry.GAME_MODULES)}",
               file=sys.stderr)
         return 2
-    return serve_forever(config, {n: registry.game(n) for n in names})
+    return _serve(config, {n: registry.game(n) for n in names})
 
 
-async def store(args: argparse.Namespace) -> int:
+async def _serve(config: Config, games: dict[str, Game]) -> int:
+    try:
+        await serve_forever(config, games)
+    except StoreRefused as refused:  # a damaged or locked file: a sentence, not a traceback
+        print(f"arbiter: not starting: {refused}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def store(args: argparse.Namespace) -> Any:
+    """`arbiter store check [PATH]` or `arbiter store migrate`."""
+    return check_store(args) if args.action == "check" else migrate_store(args)
+
+
+def check_store(args: argparse.Namespace) -> int:
+    """`arbiter store check [PATH]`: what a server would find in the file, nothing changed."""
+    path = args.path or os.path.join(Config.from_env().data_dir, "arbiter.aof")
+    if not os.path.exists(path):
+        print(f"{path}: no such file", file=sys.stderr)
+        return 2
+    try:
+        scan = check_file(path)
+    except StoreRefused as damaged:
+        print(f"damaged: {damaged}", file=sys.stderr)
+        return 1
+    print(f"{path}: {scan.records} records of {scan.games} games, {scan.good_bytes} bytes")
+    if scan.torn_bytes:
+        print(f"a torn last record at byte {scan.good_bytes} ({scan.torn_bytes} bytes, an "
+              "append cut short) would be dropped at start")
+    return 0
+
+
+async def migrate_store(args: argparse.Namespace) -> int:
     """`arbiter store migrate`: copy games of the 16-partition layout to the current one."""
     from services.core.redis_store import RedisStore, migrate_old_layout
 

@@ -39,11 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")
     export.add_argument("game_id")
 
-    store = sub.add_parser("store", help="maintenance of the Redis event store "
-                           "(ARBITER_REDIS_URL)")
-    store.add_argument("action", choices=["migrate"],
-                       help="migrate: copy games stored with 16 partitions (keys "
-                       "arbiter:{p<n>}:...) to the 256-partition layout; the old keys stay")
+    store = sub.add_parser("store", help="store maintenance: check the embedded store's file, "
+                           "or migrate a Redis store's old layout")
+    store.add_argument("action", choices=["check", "migrate"],
+                       help="check: read every record of the embedded store's file and report "
+                       "what a server would find at start, without starting one or changing "
+                       "the file; migrate: copy games stored with 16 partitions (keys "
+                       "arbiter:{p<n>}:...) to the 256-partition layout of ARBITER_REDIS_URL; "
+                       "the old keys stay")
+    store.add_argument("path", nargs="?", default="",
+                       help="check: the file (default: $ARBITER_DATA_DIR/arbiter.aof)")
 
     eila = sub.add_parser("eila", help="Eila and Something Shiny's authored content")
     eila.add_argument("action", choices=["validate"],

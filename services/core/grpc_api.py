@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 from arbiter.v1 import arbiter_pb2 as apb
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -28,6 +28,7 @@ from services.core.decider import Game, MalformedCommand, RuleError
 from services.core.host import (
     SERVER_COMMAND_IDS,
     Caller,
+    ForkHidden,
     Host,
     Loaded,
     NotFound,
@@ -36,6 +37,7 @@ from services.core.host import (
     Unauthenticated,
 )
 from services.core.metrics import METRICS
+from services.core.offload import Busy
 from services.core.store import StoreUnavailable
 
 log = logging.getLogger("arbiter")
@@ -50,10 +52,11 @@ class Rejected(Exception):
     """A request the adapter itself refuses (bad field, bad log)."""
 
     def __init__(self, code: grpc.StatusCode, reason: str, message: str, field: str = "",
-                 metadata: dict[str, str] | None = None) -> None:
+                 metadata: dict[str, str] | None = None, retry_after: float = 0.0) -> None:
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.field, self.metadata = field, metadata or {}
+        self.retry_after = retry_after  # seconds; sent as google.rpc.RetryInfo
 
 
 def _status_of(error: Exception) -> Rejected | None:
@@ -73,6 +76,8 @@ def _status_of(error: Exception) -> Rejected | None:
         return Rejected(S.NOT_FOUND, "GAME_NOT_FOUND", str(error), "game_id")
     if isinstance(error, Unauthenticated):
         return Rejected(S.UNAUTHENTICATED, "SEAT_TOKEN_MISSING", str(error))
+    if isinstance(error, ForkHidden):
+        return Rejected(S.PERMISSION_DENIED, "FORK_OF_RUNNING_GAME", str(error))
     if isinstance(error, PermissionDenied):
         return Rejected(S.PERMISSION_DENIED, "SEAT_FORBIDDEN", str(error))
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
@@ -80,6 +85,8 @@ def _status_of(error: Exception) -> Rejected | None:
                         "the event store cannot be reached; retry with the same command id")
     if isinstance(error, live.Ended):
         return Rejected(S.UNAVAILABLE, "STREAM_ENDED", str(error))
+    if isinstance(error, Busy):
+        return Rejected(S.RESOURCE_EXHAUSTED, "BUSY", str(error), retry_after=1.0)
     if isinstance(error, gamelog.BadLog):
         return Rejected(S.INVALID_ARGUMENT, "BAD_LOG", f"line {error.line}: {error.reason}",
                         "lines", {"line": str(error.line), "version": str(error.version)})
@@ -97,6 +104,10 @@ def _status(r: Rejected) -> status_pb2.Status:
     if r.field:
         details.append(error_details_pb2.BadRequest(field_violations=[
             error_details_pb2.BadRequest.FieldViolation(field=r.field, description=r.message)]))
+    if r.retry_after > 0:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(r.retry_after * 1e9))
+        details.append(error_details_pb2.RetryInfo(retry_delay=delay))
     status = status_pb2.Status(code=getattr(code_pb2, r.code.name), message=r.message)
     for d in details:
         packed = any_pb2.Any()
@@ -275,6 +286,10 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
     service = f"arbiter.{game.name}.v1.Game"
 
     async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
+            raise MalformedCommand(
+                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+                f"not {len(request.seats)}", "seats")
         for i, s in enumerate(request.seats):
             if s.kind not in apb.SeatKind.values():
                 raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
@@ -286,14 +301,17 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
             game_id=game_id, seed_commitment=commitment, version=version,
             tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
 
-    async def load(game_id: str, fresh: bool = False) -> Loaded:
+    async def load(game_id: str, context: grpc.aio.ServicerContext, fresh: bool = False
+                   ) -> Loaded:
         """The game, which must be one of this service's: another game's id is not found here
-        (its rules would judge a command meant for these)."""
+        (its rules would judge a command meant for these). A fork of a running game is the
+        admin's alone."""
         _need_game_id(game_id)
         loaded = await host.load(game_id, fresh)
         if loaded.game is not game:
             raise NotFound(f"game {game_id!r} is a {loaded.game.name} game, not {game.name}; "
                            f"use arbiter.{loaded.game.name}.v1.Game")
+        await host.check_visible(loaded, _caller(context, None))
         return loaded
 
     def check_command(request: Any) -> int | None:
@@ -310,7 +328,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
         expected = check_command(request)
-        await load(request.game_id)
+        await load(request.game_id, context)
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
         events = []
@@ -324,13 +342,13 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
-        loaded = await load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, context, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         return host.view_of(loaded, seat)
 
     async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
                     ) -> Any:
-        loaded = await load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, context, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
         assert seat is not None
         commands = []
@@ -340,7 +358,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
                     ) -> AsyncIterator[bytes]:
-        loaded = await load(request.game_id, fresh=True)
+        loaded = await load(request.game_id, context, fresh=True)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         sub = await hub.subscribe(loaded, seat, False, request.from_version)
         # Headers now: a client waiting for them knows the stream is following the game.
@@ -358,7 +376,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
                            "first message is `open` (the game and your version)", "open")
         opened = first.open
-        loaded = await load(opened.game_id, fresh=True)
+        loaded = await load(opened.game_id, context, fresh=True)
         seat_asked = opened.seat if opened.HasField("seat") else None
         caller = _caller(context, seat_asked)
         seat = host.seat_of(loaded, caller, acting=False)
@@ -503,6 +521,10 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
                            "page_size must be between 1 and 500", "page_size")
         page, after = await list_games(request, _page_cursor(request.page_token), size)
+        if not host.is_admin(_caller(context, None)):
+            # Forks of running games are the admin's: left out (a page may come out short).
+            page = [g for g in page if not g.forked_from
+                    or not await host.ancestor_running(g.forked_from)]
         return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
 
     async def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
@@ -518,7 +540,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         _need_game_id(request.game_id)
         loaded, entries = await host.history(request.game_id)
         await whole_log_allowed(loaded, context)
-        return apb.ExportLogResponse(lines=gamelog.to_json_lines(loaded.game, entries))
+        lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
+        return apb.ExportLogResponse(lines=lines)
 
     async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
                          ) -> apb.ImportLogResponse:
@@ -531,16 +554,18 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
             if request.WhichOneof("source") == "game_id":
                 _need_game_id(request.game_id)
                 loaded, entries = await host.history(request.game_id)
+                await host.check_visible(loaded, _caller(context, None))
                 # The server holds the seed of a running game: it can verify it privately.
                 seed = loaded.seed if host.is_admin(_caller(context, None)) else None
                 parent = await host.parent_events(loaded.game, entries[0].started, True)
-                gamelog.verify(loaded.game, entries, seed, parent)
+                await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
             else:
                 lines = list(request.log.lines)
+                gamelog.check_sizes(lines)
                 game = _game_of_lines(host, lines)
-                entries = gamelog.from_json_lines(game, lines)
-                gamelog.verify(game, entries, None,
-                               await host.parent_events(game, entries[0].started))
+                entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
+                parent = await host.parent_events(game, entries[0].started)
+                await host.cpu.run(gamelog.verify, game, entries, None, parent)
         except gamelog.BadLog as bad:
             return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
                                          first_bad_line=bad.line, reason=bad.reason)
@@ -549,6 +574,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
     async def replay(request: apb.ReplayRequest, context: grpc.aio.ServicerContext
                      ) -> apb.ReplayResponse:
         _need_game_id(request.game_id)
+        await host.check_visible(await host.load(request.game_id), _caller(context, None))
         loaded, state, version = await host.replay_to(request.game_id, request.version)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         packed = any_pb2.Any()
@@ -594,10 +620,11 @@ def _game_of_lines(host: Host, lines: list[str]) -> Game:
 
 async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
     """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
+    gamelog.check_sizes(lines)
     game = _game_of_lines(host, lines)
-    entries = gamelog.from_json_lines(game, lines)
+    entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
     parent = await host.parent_events(game, entries[0].started)
-    verified = gamelog.verify(game, entries, None, parent)
+    verified = await host.cpu.run(gamelog.verify, game, entries, None, parent)
     if not verified.finished:
         raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
     return await host.import_entries(game, entries)

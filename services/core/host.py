@@ -23,6 +23,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.metrics import METRICS
+from services.core.offload import CpuPool
 from services.core.store import Conflict, Store
 
 
@@ -36,6 +37,10 @@ class Unauthenticated(Exception):
 
 class PermissionDenied(Exception):
     pass
+
+
+class ForkHidden(PermissionDenied):
+    """A fork whose parent (or an earlier ancestor) still runs: admin only."""
 
 
 class StaleVersion(Exception):
@@ -68,6 +73,25 @@ def _same_command(command: Any, recorded: bytes) -> bool:
     return bool(first == again)
 
 
+def replay_entries(game: Game, entries: Sequence[apb.LogEntry]) -> Any:
+    """The state after these entries (a whole history: run it in `Host.cpu`)."""
+    state: Any = None
+    for entry in entries:
+        if entry.WhichOneof("body") == "event":
+            state = game.evolve(state, gamelog.game_event(game, entry))
+    return state
+
+
+def new_game_id(game_name: str) -> str:
+    return f"{game_name}-{secrets.token_hex(8)}"
+
+
+def is_game_id(game_id: str, game_name: str) -> bool:
+    """The form of every id this server gives out."""
+    head, _, tail = game_id.rpartition("-")
+    return head == game_name and len(tail) == 16 and all(c in "0123456789abcdef" for c in tail)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -84,6 +108,8 @@ class Loaded:
     state: Any
     version: int
     finished: bool
+    forked_from: str = ""  # "<parent id>@<version>" for a fork
+    ancestors_over: bool = False  # once every game it was forked from is over (it stays so)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -127,6 +153,7 @@ class Host:
             None = None
         self.on_append: Appended | None = None
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
+        self.cpu = CpuPool()  # re-running whole histories happens off the event loop
 
     # ---- identity -----------------------------------------------------------------------
 
@@ -175,7 +202,7 @@ class Host:
                 raise MalformedCommand("UNKNOWN_BOT", f"seat {i}: no bot named {s.bot!r}; "
                                        f"choose one of {sorted(game.bots)}", "seats")
         seed = secrets.token_bytes(32)
-        game_id = f"{game_name}-{secrets.token_hex(8)}"
+        game_id = new_game_id(game_name)
         events = game.setup(options, seats, Rng(seed, 0))
         started = apb.GameStarted(
             game=game_name, game_id=game_id, options=options.SerializeToString(),
@@ -225,7 +252,7 @@ class Host:
             loaded = Loaded(
                 game, game_id, gamelog.seats_from_pb(started.seats), bytes.fromhex(meta["seed"]),
                 {k[4:]: int(v) for k, v in meta.items() if k.startswith("tok:")},
-                None, 0, False)
+                None, 0, False, started.forked_from)
             if snap:
                 loaded.version, loaded.state, loaded.finished = snap
             self._fold(loaded, entries)
@@ -472,10 +499,7 @@ class Host:
                                    f"{len(entries)}, or 0 for the latest", "version")
         version = version or len(entries)
         version = max(version, entries[0].batch_size or 1)  # the game exists once set up
-        state: Any = None
-        for entry in entries[:version]:
-            if entry.WhichOneof("body") == "event":
-                state = loaded.game.evolve(state, gamelog.game_event(loaded.game, entry))
+        state = await self.cpu.run(replay_entries, loaded.game, entries[:version])
         return loaded, state, version
 
     # ---- forks and imports ---------------------------------------------------------------
@@ -496,13 +520,13 @@ class Host:
         if version not in {b.last_version for b in gamelog.batches(entries)}:
             raise MalformedCommand("BAD_VERSION", f"version {version} is inside a command's "
                                    "events: fork at the end of a command", "version")
-        events = [gamelog.game_event(parent.game, e) for e in entries[:version]
+        events = [parent.game.pb.Event.FromString(e.event) for e in entries[:version]
                   if e.WhichOneof("body") == "event"]
-        state = parent.game.replay(events)
+        state = await self.cpu.run(replay_entries, parent.game, entries[:version])
         if parent.game.outcome(state) is not None:
             raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
         seed = secrets.token_bytes(32)
-        new_id = f"{parent.game.name}-{secrets.token_hex(8)}"
+        new_id = new_game_id(parent.game.name)
         first = entries[0].started
         started = apb.GameStarted(
             game=first.game, game_id=new_id, options=first.options, seats=first.seats,
@@ -521,27 +545,45 @@ class Host:
                                            meta)
         loaded = Loaded(parent.game, new_id, parent.seats, seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
-                        appended.last_version, False)
+                        appended.last_version, False, started.forked_from)
         self._remember(loaded)
         self._hand_to_ai(loaded)
         return new_id, tokens, started.seed_commitment, appended.last_version
 
     async def log_is_public(self, loaded: Loaded) -> bool:
-        """A finished game's log is public, unless it was forked from a game still running:
-        its first batch holds that game's hidden information (so every ancestor must be
-        over too; a chain deeper than MAX_FORK_DEPTH is taken as not public)."""
+        """A finished game's log is public, unless it was forked from a game still running."""
+        return loaded.finished and not await self.ancestor_running(loaded.forked_from)
+
+    async def ancestor_running(self, forked_from: str) -> bool:
+        """Whether a game this one descends from (its parent, the parent's parent...) still
+        runs: a fork's first batch holds its parent's hidden information. A missing ancestor,
+        or a chain deeper than MAX_FORK_DEPTH, counts as running."""
         for _ in range(MAX_FORK_DEPTH):
-            if not loaded.finished:
-                return False
-            head = gamelog.decode(await self.store.read(loaded.game_id, 0, 1))
-            parent_id = head[0].started.forked_from.rpartition("@")[0]
+            parent_id = forked_from.rpartition("@")[0]
             if not parent_id:
-                return True
-            try:
-                loaded = await self.load(parent_id, fresh=True)
-            except NotFound:
                 return False
-        return False
+            try:
+                parent = await self.load(parent_id, fresh=True)
+            except NotFound:
+                return True
+            if not parent.finished:
+                return True
+            forked_from = parent.forked_from
+        return True
+
+    async def check_visible(self, loaded: Loaded, caller: Caller) -> None:
+        """A fork of a running game is the admin's alone, for every call, until every game it
+        descends from is over. Each of its seats and its spectators would otherwise learn what
+        the same seat (or a spectator) of the running game may not: its first batch deals the
+        running game's hidden cards, and play in the fork (eliminations, the end) reveals them.
+        Afterwards it is an ordinary game: what it could reveal is public by then."""
+        if not loaded.forked_from or loaded.ancestors_over or self.is_admin(caller):
+            return
+        if await self.ancestor_running(loaded.forked_from):
+            raise ForkHidden("this game was forked from a game that is still running, and "
+                             "shows that game's hidden information: until it is over, only the "
+                             "admin token may act in or see this fork")
+        loaded.ancestors_over = True
 
     async def parent_events(self, game: Game, started: apb.GameStarted,
                             running_too: bool = False) -> list[Any] | None:
@@ -564,17 +606,19 @@ class Host:
                 if e.WhichOneof("body") == "event"]
 
     async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> tuple[str, int]:
-        """Store a verified, finished log; it keeps its id unless that id is taken."""
+        """Store a verified, finished log. It keeps its id only if the id has the form the
+        server gives every game (`<game>-<16 hex digits>`) and is free; else it gets a new one.
+        An id is a store key and a log line: nothing else may come in through it."""
         started = entries[0].started
         game_id = started.game_id
-        if not game_id.startswith(f"{game.name}-") or await self.store.meta(game_id):
-            game_id = f"{game.name}-{secrets.token_hex(8)}"
+        if not is_game_id(game_id, game.name) or await self.store.meta(game_id):
+            game_id = new_game_id(game.name)
         meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
                 "imported": "1"}
         raw = [e.SerializeToString() for e in entries]
         try:
             appended = await self.store.append(game_id, raw, 0, "", meta)
         except Conflict:  # the id was taken meanwhile (another import): take a fresh one
-            game_id = f"{game.name}-{secrets.token_hex(8)}"
+            game_id = new_game_id(game.name)
             appended = await self.store.append(game_id, raw, 0, "", meta)
         return game_id, appended.last_version

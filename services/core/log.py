@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,9 +121,42 @@ def to_json_lines(game: Game, entries: Sequence[apb.LogEntry]) -> list[str]:
     return lines
 
 
+# A log is refused before any work past these: the longest games are a few thousand entries,
+# and the gRPC message limit (4 MB) bounds the whole anyway.
+MAX_LOG_LINES = 100_000
+MAX_LINE_CHARS = 100_000
+
+
+def check_sizes(lines: Sequence[str]) -> None:
+    if not lines:
+        raise BadLog(1, 1, "the log is empty")
+    if len(lines) > MAX_LOG_LINES:
+        raise BadLog(MAX_LOG_LINES + 1, MAX_LOG_LINES + 1,
+                     f"a log has at most {MAX_LOG_LINES} lines, not {len(lines)}")
+    for n, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise BadLog(n, n, f"the line is longer than {MAX_LINE_CHARS} characters")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a log may hold")
+
+
+def _json(line: str) -> Any:
+    """JSON as a log holds it: no NaN or Infinity, no number that overflows to one."""
+    return json.loads(line, parse_float=_finite, parse_constant=_no_constant)
+
+
 def game_of_json_lines(lines: Sequence[str]) -> str:
     try:
-        return str(json.loads(lines[0])["started"]["game"])
+        return str(_json(lines[0])["started"]["game"])
     except (IndexError, KeyError, TypeError, ValueError, RecursionError) as e:
         raise BadLog(1, 1, "the first line must be the game's start") from e
 
@@ -131,7 +165,7 @@ def from_json_lines(game: Game, lines: Sequence[str]) -> list[apb.LogEntry]:
     entries = []
     for n, line in enumerate(lines, 1):
         try:
-            row = json.loads(line)
+            row = _json(line)
             e = apb.LogEntry(version=int(row["version"]), batch_size=int(row.get("batch_size", 0)))
             if "command" in row:
                 c = row["command"]
@@ -150,7 +184,8 @@ def from_json_lines(game: Game, lines: Sequence[str]) -> list[apb.LogEntry]:
                 json_format.ParseDict(row["finished"], e.finished)
             else:
                 raise ValueError("no event, started or finished")
-        except (ValueError, KeyError, TypeError, RecursionError, json_format.ParseError) as err:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError,
+                json_format.ParseError) as err:
             raise BadLog(n, n, f"unreadable entry: {str(err)[:200]}") from err
         entries.append(e)
     return entries
@@ -180,6 +215,9 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
     started = groups[0].entries[0].started
     if started.game != game.name:
         raise BadLog(1, 1, f"the log is of {started.game!r}, not {game.name!r}")
+    if not game.min_seats <= len(started.seats) <= game.max_seats:
+        raise BadLog(1, 1, f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+                     f"not {len(started.seats)}")
     final = entries[-1]
     if final.WhichOneof("body") == "finished":
         try:

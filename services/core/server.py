@@ -21,7 +21,9 @@ from prometheus_client import start_http_server
 
 from services.core import grpc_api, live
 from services.core.decider import Game
+from services.core.guard import Guard, TokenBuckets
 from services.core.host import Host
+from services.core.offload import CpuPool
 from services.core.store import MemoryStore, Store, StoreUnavailable
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
@@ -43,6 +45,14 @@ class Config:
     # of memory (loadtests/streams.py measured 10,000 on one process, none dropped).
     max_watches: int = 10_000
     health_seconds: float = 1.0  # how often health pings the store (Redis)
+    # Per client (peer address, or the admin identity): CreateGame, ImportLog, ForkGame and
+    # Simulate draw from a bucket of `rate_burst` calls refilled at `rate_per_second`.
+    rate_burst: float = 100
+    rate_per_second: float = 5
+    # Threads that re-run whole logs and histories (verify, import, export, replay, fork),
+    # and how many such calls may wait for one before the next is refused.
+    cpu_threads: int = 1
+    cpu_queue: int = 16
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -57,6 +67,10 @@ class Config:
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
+        c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
+        c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
+        c.cpu_threads = int(env.get("ARBITER_CPU_THREADS", c.cpu_threads))
+        c.cpu_queue = int(env.get("ARBITER_CPU_QUEUE", c.cpu_queue))
         return c
 
 
@@ -128,11 +142,15 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     hub = live.Hub(host)  # Watch and Play streams
     _HUBS[host] = hub
     host.ai_dispatch = in_process_ai
+    host.cpu = CpuPool(config.cpu_threads, config.cpu_queue)
     # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
     workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.
+    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
+               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
     server = grpc.aio.server(
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches)
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
+        interceptors=[Guard(buckets, config.admin_token)])
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
     watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
     names = []

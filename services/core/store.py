@@ -13,13 +13,18 @@ Both stores (this one and `RedisStore`) pass the same contract suite (tests/stor
 
 from __future__ import annotations
 
+import fcntl
 import json
+import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
 from services.core.partitions import PARTITIONS, partition_of  # noqa: F401 (re-exported)
+
+log = logging.getLogger("arbiter")
 
 
 @dataclass(frozen=True)
@@ -91,15 +96,137 @@ def _open_for_appending(path: str) -> IO[str]:
     return open(fd, "a", encoding="utf-8")
 
 
+# ---- the embedded store's file ---------------------------------------------------------------
+#
+# One line per appended batch: `C1 <crc32 of the JSON, 8 hex digits> <JSON>\n`. Files written
+# before checksums have bare JSON lines; they still load (without the check).
+
+RECORD_TAG = b"C1 "
+
+
+class StoreRefused(Exception):
+    """The embedded store cannot be opened; the message is one sentence for the operator."""
+
+
+class StoreDamaged(StoreRefused):
+    def __init__(self, path: str, offset: int, what: str) -> None:
+        super().__init__(f"{path}: byte {offset}: {what}; the file was left as it is (restore "
+                         f"it from a backup, or see `arbiter store check`)")
+        self.path, self.offset, self.what = path, offset, what
+
+
+class StoreLocked(StoreRefused):
+    pass
+
+
+def encode_record(record: Mapping[str, object]) -> str:
+    body = json.dumps(record)
+    return f"{RECORD_TAG.decode()}{zlib.crc32(body.encode()):08x} {body}\n"
+
+
+@dataclass
+class Record:
+    offset: int
+    game_id: str
+    entries: list[bytes]
+    command_id: str
+    meta: dict[str, str]
+
+
+@dataclass
+class Scan:
+    records: int = 0
+    games: int = 0
+    good_bytes: int = 0  # where the last whole record ends
+    torn_bytes: int = 0  # a torn last record after it (0: none)
+
+
+def _parse(line: bytes) -> Record:
+    """One whole line (without its newline); ValueError says what is wrong with it."""
+    if line.startswith(RECORD_TAG):
+        checksum, _, body = line[len(RECORD_TAG):].partition(b" ")
+        if len(checksum) != 8 or f"{zlib.crc32(body):08x}".encode() != checksum:
+            raise ValueError("the record's checksum does not match its content")
+    elif line.startswith(b"{"):
+        body = line  # a record from before checksums
+    else:
+        raise ValueError("not a record (neither a checksummed line nor a JSON object)")
+    try:
+        rec = json.loads(body)
+        game_id, command_id, meta = rec["game"], rec["command_id"], rec["meta"]
+        entries = [bytes.fromhex(e) for e in rec["entries"]]
+    except (ValueError, KeyError, TypeError) as e:  # UnicodeDecodeError is a ValueError
+        raise ValueError(f"unreadable record ({type(e).__name__}: {str(e)[:120]})") from e
+    if not (isinstance(game_id, str) and isinstance(command_id, str) and isinstance(meta, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
+        raise ValueError("a record field has the wrong type")
+    return Record(0, game_id, entries, command_id, meta)
+
+
+def read_records(path: str, scan: Scan) -> Iterator[Record]:
+    """Every whole record of the file, checked; StoreDamaged names the first bad one.
+
+    A last line without its newline is a write that never returned (the process died in it):
+    it is counted in `scan.torn_bytes`, not read. Anything else wrong is damage."""
+    with open(path, "rb") as f:
+        data = f.read()
+    games: set[str] = set()
+    offset = 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        if end < 0:
+            tail = data[offset:]
+            if not (tail.startswith((RECORD_TAG, b"{")) or RECORD_TAG.startswith(tail)):
+                # A write cut short is the start of a record; this is something else.
+                raise StoreDamaged(path, offset, "the last line is not the start of a record")
+            scan.torn_bytes = len(tail)
+            break
+        try:
+            record = _parse(data[offset:end])
+        except ValueError as e:
+            raise StoreDamaged(path, offset, str(e)) from None
+        record.offset = offset
+        games.add(record.game_id)
+        scan.records += 1
+        scan.games = len(games)
+        offset = end + 1
+        scan.good_bytes = offset
+        yield record
+
+
+def check_file(path: str) -> Scan:
+    """What opening the file would find, without opening a store (`arbiter store check`)."""
+    scan = Scan()
+    for _ in read_records(path, scan):
+        pass
+    return scan
+
+
+def _lock(path: str) -> int:
+    """Hold an exclusive lock beside the file for the life of the process: two servers
+    appending to one file would both accept a command at the same version."""
+    lock_path = path + ".lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreLocked(f"another Arbiter process already uses the store {path} (it holds "
+                          f"{lock_path}); stop it, or give this one another ARBITER_DATA_DIR"
+                          ) from None
+    return fd
+
+
 class MemoryStore:
     """The store contract in process, for `make run` without Redis and for tests.
 
-    With a path, every append is also written to an append-only file (one JSON line per
-    batch, flushed before the append returns) and replayed on start, so games survive a
-    restart of the server.
+    With a path, every append is also written to an append-only file (one checksummed JSON
+    line per batch, flushed before the append returns) and replayed on start, so games
+    survive a restart of the server. The file is locked: one process at a time. With
+    `read_only` (statistics, rebuilds beside a running server) nothing is locked or written.
     """
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, read_only: bool = False) -> None:
         self._logs: dict[str, list[bytes]] = {}
         self._meta: dict[str, dict[str, str]] = {}
         self._commands: dict[str, dict[str, tuple[int, int]]] = {}
@@ -108,24 +235,40 @@ class MemoryStore:
         # Called with (game id, last version) after every append: the live hub's doorbell.
         self.listeners: list[Callable[[str, int], None]] = []
         self._file = None
+        self._lock_fd = -1
         self._path = path or ""
+        self._read_only = read_only
         if path:
+            if read_only:
+                if os.path.exists(path):
+                    self._load(path)
+                return
             os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
-            if os.path.exists(path):
-                self._load(path)
-            self._file = _open_for_appending(path)
+            self._lock_fd = _lock(path)
+            try:
+                if os.path.exists(path):
+                    self._load(path)
+                self._file = _open_for_appending(path)
+            except BaseException:
+                self._unlock()
+                raise
+
+    def _unlock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # closing the descriptor releases the lock
+            self._lock_fd = -1
 
     def _load(self, path: str) -> None:
-        good = 0
-        with open(path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break  # a torn last write: that append never returned, so drop it
-                rec = json.loads(line)
-                entries = [bytes.fromhex(e) for e in rec["entries"]]
-                self._apply(rec["game"], entries, rec["command_id"], rec["meta"])
-                good += len(line)
-        os.truncate(path, good)
+        scan = Scan()
+        for r in read_records(path, scan):
+            self._apply(r.game_id, r.entries, r.command_id, r.meta)
+        if scan.torn_bytes and not self._read_only:
+            # That append never returned, so no client was told it happened: drop it, and
+            # only it, so that the next record starts on a line of its own.
+            log.warning("%s: dropped a torn last record at byte %d (%d bytes, an append cut "
+                        "short when the process stopped); %d records kept", path,
+                        scan.good_bytes, scan.torn_bytes, scan.records)
+            os.truncate(path, scan.good_bytes)
 
     def _apply(
         self, game_id: str, entries: Sequence[bytes], command_id: str, meta: Mapping[str, str]
@@ -157,6 +300,8 @@ class MemoryStore:
         current = len(self._logs.get(game_id, ()))
         if expected_version != current:
             raise Conflict(current)
+        if self._read_only:
+            raise StoreUnavailable("this store was opened read-only")
         if self._path and self._file is None:
             raise StoreUnavailable("the store's file could not be reopened after a failed write")
         if self._file:
@@ -164,7 +309,7 @@ class MemoryStore:
                       "entries": [e.hex() for e in entries]}
             end = self._file.tell()
             try:
-                self._file.write(json.dumps(record) + "\n")
+                self._file.write(encode_record(record))
                 self._file.flush()
             except OSError as e:
                 # Cut off what part of the line reached the file, so the next append does not
@@ -210,3 +355,4 @@ class MemoryStore:
         if self._file:
             self._file.close()
             self._file = None
+        self._unlock()

@@ -73,7 +73,8 @@ def _open(url: str = "") -> tuple[Store, Any]:
         store = RedisStore(url)
         return store, RedisReadModel(store.redis)
     data_dir = os.environ.get("ARBITER_DATA_DIR", "var")
-    return MemoryStore(os.path.join(data_dir, "arbiter.aof")), MemoryReadModel()
+    # Read-only: a server may be running on the file (and holds its lock).
+    return MemoryStore(os.path.join(data_dir, "arbiter.aof"), read_only=True), MemoryReadModel()
 
 
 # ---- rebuild -----------------------------------------------------------------------------

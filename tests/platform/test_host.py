@@ -341,6 +341,7 @@ async def test_a_finished_fork_of_a_running_game_keeps_its_log_private() -> None
 
     from services.core.server import Config, build
     from tests.platform.test_grpc import ADMIN, Client, free_port, rejected
+    from tests.platform.test_grpc import GAME as GAME_SVC
 
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
     server, host, port = build(config, {GAME.name: GAME}, MemoryStore())
@@ -354,13 +355,18 @@ async def test_a_finished_fork_of_a_running_game_keeps_its_log_private() -> None
                                      apb.CreateGameResponse, admin=True)
             tokens = {t.seat: t.token for t in fork.tokens}
             rng = Rng.for_test(3)
-            for n in range(5000):  # play the fork to its end
+            for n in range(5000):  # play the fork to its end (the admin's while the parent runs)
                 loaded = await host.load(fork.game_id)
                 if loaded.finished:
                     break
                 seat = list(GAME.to_act(loaded.state))[0]
-                legal = await client.legal(fork.game_id, tokens[seat])
-                await client.act(fork.game_id, tokens[seat], rng.choice(legal.commands), f"c{n}")
+                legal = await client.call(
+                    GAME_SVC + "ListLegalActions",
+                    apb.ListLegalActionsRequest(game_id=fork.game_id, seat=seat),
+                    GAME.pb.LegalActions, admin=True)
+                await client.call(GAME_SVC + "Act", GAME.pb.ActRequest(
+                    game_id=fork.game_id, seat=seat, command=rng.choice(legal.commands),
+                    command_id=f"c{n}"), GAME.pb.ActResponse, admin=True)
             assert (await host.load(fork.game_id)).finished
             export = ("/arbiter.v1.Arbiter/ExportLog", apb.ExportLogRequest(game_id=fork.game_id),
                       apb.ExportLogResponse)

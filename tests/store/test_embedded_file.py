@@ -1,0 +1,241 @@
+"""The embedded store's file: checksummed records, a torn last record dropped with a word,
+any other damage refused with the file, the byte offset and what is wrong (the file left as
+it is), `arbiter store check`, old files without checksums, and one process per file."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from services.core.store import MemoryStore, StoreDamaged, StoreLocked, check_file
+
+
+async def written(path: Path, batches: int = 6) -> list[int]:
+    """A file of `batches` appends to two games; the byte offset where each record starts."""
+    store = MemoryStore(str(path))
+    for i in range(batches):
+        game = f"g{i % 2}"
+        await store.append(game, [b"e%d" % i], i // 2, f"c{i}", {"game": "x"})
+    await store.close()
+    data = path.read_bytes()
+    return [0] + [i + 1 for i, b in enumerate(data) if b == ord("\n")][:-1]
+
+
+def arbiter(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], text=True,
+                          capture_output=True, timeout=60, env=env)
+
+
+async def test_records_carry_a_checksum_and_a_changed_byte_in_a_middle_record_is_refused(
+        tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    starts = await written(path)
+    assert all(line.startswith(b"C1 ") for line in path.read_bytes().splitlines())
+    data = bytearray(path.read_bytes())
+    # A digit of an entry's hex changed: still valid JSON and hex, only the checksum sees it.
+    at = data.index(b'"entries": ["', starts[2]) + len('"entries": ["') + 1
+    data[at] = ord("0") if data[at] != ord("0") else ord("1")
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == starts[2]
+    assert str(path) in str(damaged.value) and "checksum" in str(damaged.value)
+    assert path.read_bytes() == bytes(data), "a damaged file is never rewritten"
+
+
+async def test_garbage_inside_a_middle_record_names_the_file_and_the_offset(
+        tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    starts = await written(path)
+    data = bytearray(path.read_bytes())
+    data[starts[3] + 20: starts[3] + 24] = b"\xff\xfe\x00\x01"
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == starts[3]
+    assert path.read_bytes() == bytes(data)
+
+
+async def test_a_whole_last_record_with_a_bad_checksum_is_damage_not_a_torn_write(
+        tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    starts = await written(path)
+    data = bytearray(path.read_bytes())
+    data[starts[-1] + 3] = ord("f") if data[starts[-1] + 3] != ord("f") else ord("e")
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == starts[-1]
+
+
+async def test_a_file_cut_in_the_middle_keeps_what_is_whole_and_says_what_it_dropped(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "arbiter.aof"
+    starts = await written(path)
+    data = path.read_bytes()
+    cut = (starts[3] + starts[4]) // 2  # inside the fourth record
+    path.write_bytes(data[:cut])
+    with caplog.at_level(logging.WARNING, logger="arbiter"):
+        store = MemoryStore(str(path))
+    assert await store.read("g0") == [b"e0", b"e2"] and await store.read("g1") == [b"e1"]
+    await store.close()
+    dropped = [r.getMessage() for r in caplog.records if "torn last record" in r.getMessage()]
+    assert dropped and f"byte {starts[3]}" in dropped[0]
+    assert f"{cut - starts[3]} bytes" in dropped[0]
+    assert path.read_bytes() == data[:starts[3]]
+
+
+async def test_a_file_from_before_checksums_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    old = [{"game": "g", "command_id": "", "meta": {"game": "x"}, "entries": [b"a".hex()]},
+           {"game": "g", "command_id": "c2", "meta": {}, "entries": [b"b".hex(), b"c".hex()]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
+    store = MemoryStore(str(path))
+    assert await store.read("g") == [b"a", b"b", b"c"]
+    assert await store.applied("g", "c2") == (2, 3)
+    await store.append("g", [b"d"], 3, "c3")  # new records are checksummed after old ones
+    await store.close()
+    lines = path.read_bytes().splitlines()
+    assert lines[0].startswith(b"{") and lines[-1].startswith(b"C1 ")
+    assert check_file(str(path)).records == 3
+
+
+async def test_store_check_reports_without_starting_a_server_or_changing_the_file(
+        tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    starts = await written(path)
+    ok = arbiter("store", "check", str(path))
+    assert ok.returncode == 0 and "6 records of 2 games" in ok.stdout, ok.stderr
+    data = path.read_bytes()
+    path.write_bytes(data + b"C1 0000")  # a torn last record
+    torn = arbiter("store", "check", str(path))
+    assert torn.returncode == 0 and f"torn last record at byte {len(data)}" in torn.stdout
+    assert path.read_bytes() == data + b"C1 0000", "check never changes the file"
+    damaged = bytearray(data)
+    damaged[starts[1] + 15] ^= 0x01
+    path.write_bytes(bytes(damaged))
+    bad = arbiter("store", "check", str(path))
+    assert bad.returncode == 1 and f"byte {starts[1]}" in bad.stderr and str(path) in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert path.read_bytes() == bytes(damaged)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_second_server_on_the_same_data_dir_refuses_to_start_with_a_sentence(
+        tmp_path: Path) -> None:
+    def env() -> dict[str, str]:
+        e = dict(os.environ, ARBITER_GRPC_ADDR=f"127.0.0.1:{free_port()}",
+                 ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_DATA_DIR=str(tmp_path),
+                 ARBITER_GAMES="bubblee")
+        e.pop("ARBITER_REDIS_URL", None)
+        return e
+
+    first_env = env()
+    first = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=first_env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port = int(first_env["ARBITER_GRPC_ADDR"].rpartition(":")[2])
+        for _ in range(400):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("the first server did not start")
+        second = arbiter("serve", env=env())
+        assert second.returncode == 1
+        assert "another Arbiter process already uses the store" in second.stderr
+        assert str(tmp_path) in second.stderr and "Traceback" not in second.stderr
+        assert first.poll() is None, "the first server runs on"
+    finally:
+        first.terminate()
+        first.wait(timeout=10)
+    # Once the first has stopped, the lock is free again.
+    with pytest.raises(StoreLocked):
+        held = MemoryStore(str(tmp_path / "arbiter.aof"))
+        MemoryStore(str(tmp_path / "arbiter.aof"))
+    del held
+
+
+def test_acknowledged_commands_survive_a_kill_9_of_the_server(tmp_path: Path) -> None:
+    """Every append is written and flushed to the file before the call answers: a server
+    killed at once (no shutdown) loses no acknowledged command."""
+    import signal
+
+    import grpc
+    from arbiter.bubblee.v1 import bubblee_pb2 as bpb
+    from arbiter.v1 import arbiter_pb2 as apb
+
+    def start() -> tuple[subprocess.Popen[bytes], grpc.Channel]:
+        port = free_port()
+        env = dict(os.environ, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
+                   ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}",
+                   ARBITER_DATA_DIR=str(tmp_path), ARBITER_GAMES="bubblee")
+        env.pop("ARBITER_REDIS_URL", None)
+        process = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        grpc.channel_ready_future(channel).result(timeout=60)
+        return process, channel
+
+    def rpc(channel: grpc.Channel, method: str, reply: type) -> object:
+        return channel.unary_unary(f"/arbiter.bubblee.v1.Game/{method}",
+                                   request_serializer=lambda m: m.SerializeToString(),
+                                   response_deserializer=reply.FromString)
+
+    server, channel = start()
+    try:
+        created = rpc(channel, "CreateGame", apb.CreateGameResponse)(bpb.CreateGameRequest(
+            seats=[apb.Seat(name="a"), apb.Seat(name="b")]), timeout=30)
+        tokens = {t.seat: t.token for t in created.tokens}
+        acknowledged = created.version
+        for n in range(10):
+            view = rpc(channel, "GetView", bpb.View)(
+                apb.GetViewRequest(game_id=created.game_id), timeout=30)
+            if view.HasField("outcome"):
+                break
+            me = (("x-seat-token", tokens[view.to_act[0]]),)
+            legal = rpc(channel, "ListLegalActions", bpb.LegalActions)(
+                apb.ListLegalActionsRequest(game_id=created.game_id), metadata=me, timeout=30)
+            acknowledged = rpc(channel, "Act", bpb.ActResponse)(bpb.ActRequest(
+                game_id=created.game_id, command=legal.commands[0], command_id=f"c{n}"),
+                metadata=me, timeout=30).version
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+        channel.close()
+        server, channel = start()
+        view = rpc(channel, "GetView", bpb.View)(apb.GetViewRequest(game_id=created.game_id),
+                                                 timeout=30)
+        assert view.version == acknowledged > created.version
+    finally:
+        channel.close()
+        server.kill()
+        server.wait(timeout=10)
+
+
+async def test_a_last_line_that_is_not_the_start_of_a_record_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    data = path.read_bytes()
+    path.write_bytes(data + b"\x00\x00garbage")
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == len(data)
+    assert path.read_bytes() == data + b"\x00\x00garbage"
+    for torn in (b"C", b"C1", b"C1 0a", b'{"game": "g'):
+        path.write_bytes(data + torn)
+        assert check_file(str(path)).torn_bytes == len(torn)
