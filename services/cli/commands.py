@@ -18,7 +18,7 @@ from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, Seat
 from services.core.host import Caller, Host
-from services.core.server import Config, in_process_ai
+from services.core.server import Config, ConfigError, in_process_ai
 from services.core.server import serve as serve_forever
 from services.core.store import MemoryStore
 from services.workers.cli import rebuild, simulate, stats, workers  # noqa: F401 (subcommands)
@@ -33,7 +33,12 @@ def serve(args: argparse.Namespace) -> Any:
         print(f"unknown games: {', '.join(unknown)}; known: {', '.join(registry.GAME_MODULES)}",
               file=sys.stderr)
         return 2
-    return serve_forever(config, {n: registry.game(n) for n in names})
+    try:
+        asyncio.run(serve_forever(config, {n: registry.game(n) for n in names}))
+    except ConfigError as e:
+        print(f"arbiter serve: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def renderer(game: Game) -> Any:
