@@ -112,7 +112,12 @@ def _address() -> str:
 
 
 def _channel() -> grpc.Channel:
-    return grpc.insecure_channel(_address())
+    """Plaintext, or TLS checked against the CA in ARBITER_TLS_CA (a PEM file)."""
+    ca = os.environ.get("ARBITER_TLS_CA", "")
+    if not ca:
+        return grpc.insecure_channel(_address())
+    with open(ca, "rb") as f:
+        return grpc.secure_channel(_address(), grpc.ssl_channel_credentials(f.read()))
 
 
 def _admin_metadata() -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@ and client-side round robin over two servers (what deploy/ relies on)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -313,3 +314,64 @@ async def test_client_round_robin_spreads_calls_over_every_server() -> None:
     finally:
         for server, _, _ in servers:
             await server.stop(None)
+
+
+async def test_connections_are_closed_after_their_max_age_but_streams_finish() -> None:
+    """ARBITER_GRPC_MAX_CONNECTION_AGE: the client's connection is closed (so it resolves the
+    name again), a Watch-like stream opened before goes on, new calls still succeed."""
+    from grpc_health.v1 import health
+
+    servicer = health.aio.HealthServicer()
+    config = Config(grpc_addr="127.0.0.1:0", max_connection_age_s=0.5)
+    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore(),
+                            health_servicer=servicer)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            stream = stub.Watch(health_pb2.HealthCheckRequest(service="probe"))
+            await servicer.set("probe", health_pb2.HealthCheckResponse.SERVING)
+            assert (await stream.read()).status == health_pb2.HealthCheckResponse.SERVING
+            states = set()
+            for _ in range(40):  # 2 s: the connection reaches its age and is closed
+                states.add(channel.get_state())
+                await asyncio.sleep(0.05)
+            assert grpc.ChannelConnectivity.IDLE in states or (
+                grpc.ChannelConnectivity.CONNECTING in states), states
+            await servicer.set("probe", health_pb2.HealthCheckResponse.NOT_SERVING)
+            assert (await stream.read()).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            assert await health_status(channel) == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        await server.stop(None)
+
+
+async def test_the_cli_reaches_a_tls_server_with_the_ca_in_arbiter_tls_ca(certs: Path) -> None:
+    game = registry.game("bubblee")
+    config = Config(grpc_addr="127.0.0.1:0", admin_token=GOOD_TOKEN,
+                    tls_cert=str(certs / "server.pem"), tls_key=str(certs / "server.key"))
+    server, host, port = build(config, {"bubblee": game}, MemoryStore())
+    await server.start()
+    try:
+        from services.core.decider import Seat
+
+        game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")],
+                                             game.pb.Options())
+        env = {**os.environ, "ARBITER_GRPC_ADDR": f"localhost:{port}",
+               "ARBITER_ADMIN_TOKEN": GOOD_TOKEN}
+
+        async def export(**extra: str) -> tuple[int, str, str]:
+            run = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "services.cli.main", "export", game_id,
+                env={**env, **extra}, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            out, err = await run.communicate()
+            return run.returncode or 0, out.decode(), err.decode()
+
+        code, out, err = await export(ARBITER_TLS_CA=str(certs / "ca.pem"))
+        assert code == 0 and game_id in out, err
+        code, _, err = await export()  # plaintext against a TLS port
+        assert code != 0 and "UNAVAILABLE" in err
+        code, _, err = await export(ARBITER_TLS_CA=str(certs / "other-ca.pem"))
+        assert code != 0 and "UNAVAILABLE" in err
+    finally:
+        await server.stop(None)
