@@ -19,7 +19,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMETHEUS = DEPLOY / "prometheus"
-TOOLS = Path(sys.prefix) / "deploy-tools"  # inside .venv: `make clean` removes it
+TOOLS = ROOT / ".venv" / "deploy-tools"  # `make clean` removes it
 VALIDATORS = ["kubernetes-validate==1.37.0", "check-jsonschema==0.39.0"]
 K8S_VERSIONS = ["1.29.0", "1.37.0"]  # the oldest and the newest Kubernetes we validate for
 COMPONENTS = {"server", "projections", "deadlines", "ai", "sim"}
