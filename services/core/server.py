@@ -11,6 +11,7 @@ import errno
 import ipaddress
 import logging
 import os
+import signal
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -271,8 +272,24 @@ async def serve(config: Config, games: dict[str, Game]) -> None:
     log.info("arbiter serving %s on %s (%s; metrics on %s, store: %s)", ", ".join(games),
              config.grpc_addr, "TLS" if config.tls_cert else "plaintext", config.metrics_addr,
              "redis" if config.redis_url else "embedded")
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a rolling update, or Ctrl-C
+        loop.add_signal_handler(sig, lambda: loop.create_task(drain(server, probes)))
     try:
         await server.wait_for_termination()
     finally:
         await workers_of(host).stop()
         await host.store.close()
+    log.info("arbiter stopped")
+
+
+SHUTDOWN_GRACE_S = 10  # within Kubernetes' default 30 s between SIGTERM and SIGKILL
+
+
+async def drain(server: grpc.aio.Server, probes: grpc.aio.Server | None) -> None:
+    """Take no new call; let the calls in progress finish for SHUTDOWN_GRACE_S, then cancel
+    the rest (Watch streams: clients resume from their last version elsewhere)."""
+    log.info("stopping: calls in progress have %s s to finish", SHUTDOWN_GRACE_S)
+    if probes:
+        await probes.stop(None)
+    await server.stop(SHUTDOWN_GRACE_S)

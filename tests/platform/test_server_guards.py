@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -375,3 +376,21 @@ async def test_the_cli_reaches_a_tls_server_with_the_ca_in_arbiter_tls_ca(certs:
         assert code != 0 and "UNAVAILABLE" in err
     finally:
         await server.stop(None)
+
+
+def test_sigterm_drains_and_stops_the_server_cleanly(tmp_path: Path) -> None:
+    """A rolling update sends SIGTERM: the server stops taking calls, finishes, and exits 0."""
+    env = serve_env(tmp_path)
+    process = subprocess.Popen(SERVE, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_listening(env["ARBITER_METRICS_ADDR"], process)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert "stopping: calls in progress have" in stderr and "arbiter stopped" in stderr
+    assert "Traceback" not in stderr
