@@ -1,7 +1,9 @@
-"""deploy/ is checked by the tools that would run it: promtool for Prometheus, JSON schemas for
-Kubernetes and Compose. The tools are installed where they can be (a venv of their own under
-.venv, Debian's prometheus package unpacked for promtool); a test without its tool is skipped
-with the reason. The topology the manifests promise is read from them here."""
+"""deploy/ is checked by the tools that would run it: promtool for Prometheus, the API schemas
+for the Kubernetes manifests, the Compose Specification's schema and a compose command for the
+compose file, hadolint for the Dockerfile. The tools are installed where they can be (a venv of
+their own under .venv; Debian's prometheus package unpacked for promtool; Debian's
+docker-compose); a test without its tool is skipped with the reason. The topology the
+manifests promise is read from them here."""
 
 from __future__ import annotations
 
