@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import platform
+import secrets
 import socket
 import statistics
 import subprocess
@@ -49,7 +50,8 @@ RESULTS = os.path.join(os.path.dirname(__file__), "results", "latest.json")
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
 SERVER_PROCESSES = int(os.environ.get("BENCH_SERVER_PROCESSES", "1"))
 GAME = "/arbiter.bubblee.v1.Game/"
-ADMIN_TOKEN = f"bench-{os.getpid()}"  # the client reads a running game's log to follow it
+# The client reads a running game's log to follow it; the server refuses a short token.
+ADMIN_TOKEN = f"bench-{secrets.token_hex(16)}"
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -257,10 +259,11 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
                ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}", ARBITER_GAMES="bubblee",
-               ARBITER_ADMIN_TOKEN=ADMIN_TOKEN,
+               ARBITER_ADMIN_TOKEN=ADMIN_TOKEN, ARBITER_GRPC_REUSE_PORT="1",
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
-    # Several server processes may share the port (SO_REUSEPORT); the store keeps them honest.
+    # Several server processes may share the port (asked for above); the store keeps them
+    # honest.
     servers = [subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for _ in range(SERVER_PROCESSES)]

@@ -18,7 +18,7 @@ from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, Seat
 from services.core.host import Caller, Host
-from services.core.server import Config, in_process_ai
+from services.core.server import Config, ConfigError, in_process_ai
 from services.core.server import serve as serve_forever
 from services.core.store import MemoryStore, StoreRefused, check_file
 from services.workers.cli import (  # noqa: F401 (subcommands)
@@ -44,11 +44,13 @@ def serve(args: argparse.Namespace) -> Any:
 
 async def _serve(config: Config, games: dict[str, Game]) -> int:
     try:
-        await serve_forever(config, games)
+        return await serve_forever(config, games)
     except StoreRefused as refused:  # a damaged or locked file: a sentence, not a traceback
         print(f"arbiter: not starting: {refused}", file=sys.stderr)
         return 1
-    return 0
+    except ConfigError as e:
+        print(f"arbiter serve: {e}", file=sys.stderr)
+        return 2
 
 
 def store(args: argparse.Namespace) -> Any:
@@ -164,7 +166,12 @@ def _address() -> str:
 
 
 def _channel() -> grpc.Channel:
-    return grpc.insecure_channel(_address())
+    """Plaintext, or TLS checked against the CA in ARBITER_TLS_CA (a PEM file)."""
+    ca = os.environ.get("ARBITER_TLS_CA", "")
+    if not ca:
+        return grpc.insecure_channel(_address())
+    with open(ca, "rb") as f:
+        return grpc.secure_channel(_address(), grpc.ssl_channel_credentials(f.read()))
 
 
 def _admin_metadata() -> list[tuple[str, str]]:

@@ -7,9 +7,12 @@ process with the embedded store, so `make run` needs nothing else.
 from __future__ import annotations
 
 import asyncio
+import errno
+import ipaddress
 import logging
 import os
 import signal
+import socket
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +56,11 @@ class Config:
     # and how many such calls may wait for one before the next is refused.
     cpu_threads: int = 1
     cpu_queue: int = 16
+    tls_cert: str = ""  # PEM files; both set: the gRPC port speaks TLS only
+    tls_key: str = ""
+    reuse_port: bool = False  # share the gRPC port with another process (SO_REUSEPORT)
+    health_addr: str = ""  # a plaintext port serving only grpc.health.v1 (probes without TLS)
+    max_connection_age_s: float = 0  # 0: none; else clients reconnect and re-resolve DNS
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -71,7 +79,112 @@ class Config:
         c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
         c.cpu_threads = int(env.get("ARBITER_CPU_THREADS", c.cpu_threads))
         c.cpu_queue = int(env.get("ARBITER_CPU_QUEUE", c.cpu_queue))
+        c.tls_key = env.get("ARBITER_TLS_KEY", "")
+        c.reuse_port = env.get("ARBITER_GRPC_REUSE_PORT", "") == "1"
+        c.health_addr = env.get("ARBITER_HEALTH_ADDR", "")
+        c.max_connection_age_s = float(env.get("ARBITER_GRPC_MAX_CONNECTION_AGE", 0) or 0)
         return c
+
+
+class ConfigError(Exception):
+    """A configuration the server will not start with; the message is the sentence to show."""
+
+
+MIN_ADMIN_TOKEN = 16
+# Phrases that mark a token copied from an example rather than generated (compared lowercased,
+# letters and digits only). Bare words ("admin", "secret", "password") are too short anyway.
+PLACEHOLDER_WORDS = ("changeme", "changethis", "replaceme", "placeholder", "example",
+                     "yourtoken", "yoursecret", "youradmintoken", "insertsecret")
+
+
+def check_admin_token(token: str, grpc_addr: str) -> None:
+    """Refuse a token anyone could guess, and an exposed server without one. The sentences
+    never repeat the token: it may be a real secret that is merely too short."""
+    advice = (f"set it to a random value of at least {MIN_ADMIN_TOKEN} characters "
+              "(e.g. the output of `openssl rand -hex 32`)")
+    if not token:
+        if listens_beyond_loopback(grpc_addr):
+            raise ConfigError(f"ARBITER_ADMIN_TOKEN is empty while the server listens beyond "
+                              f"this machine (ARBITER_GRPC_ADDR={grpc_addr}); {advice}, or "
+                              "listen on 127.0.0.1.")
+        return
+    if len(token) < MIN_ADMIN_TOKEN:
+        raise ConfigError(f"ARBITER_ADMIN_TOKEN is shorter than {MIN_ADMIN_TOKEN} characters; "
+                          f"{advice}.")
+    letters = "".join(ch for ch in token.lower() if ch.isalnum())
+    word = next((w for w in PLACEHOLDER_WORDS if w in letters), "")
+    if word or len(set(token)) < 4:
+        why = f"it contains {word!r}" if word else "it repeats a few characters"
+        raise ConfigError(f"ARBITER_ADMIN_TOKEN looks like a placeholder ({why}); {advice}.")
+
+
+def listens_beyond_loopback(addr: str) -> bool:
+    """Whether a gRPC listen address reaches past this machine (0.0.0.0, ::, an interface's
+    address, a name that resolves to one)."""
+    if addr.startswith("unix:"):
+        return False
+    host = addr.rpartition(":")[0].strip("[]")
+    if not host:
+        return True  # ":50051" is every interface
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return True  # cannot tell: assume the worst
+    return not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in found)
+
+
+def server_credentials(config: Config) -> grpc.ServerCredentials | None:
+    """TLS credentials from ARBITER_TLS_CERT/ARBITER_TLS_KEY, or None for plaintext."""
+    if not config.tls_cert and not config.tls_key:
+        return None
+    if not (config.tls_cert and config.tls_key):
+        raise ConfigError("ARBITER_TLS_CERT and ARBITER_TLS_KEY go together: set both (PEM "
+                          "files of the certificate chain and its private key) or neither.")
+    pems = []
+    for name, path in (("ARBITER_TLS_KEY", config.tls_key), ("ARBITER_TLS_CERT", config.tls_cert)):
+        try:
+            with open(path, "rb") as f:
+                pems.append(f.read())
+        except OSError as e:
+            raise ConfigError(f"cannot read {name} ({path}): {e.strerror}.") from None
+    return grpc.ssl_server_credentials([(pems[0], pems[1])])
+
+
+def _bind_failure(what: str, addr: str, hint: str) -> ConfigError:
+    """Why an address could not be bound, found by binding it once more without sharing."""
+    host, _, port = addr.rpartition(":")
+    reason = "the address cannot be bound"
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+        family, _, _, _, sockaddr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind(sockaddr)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            reason = "the port is already in use (another server?)"
+        elif e.errno == errno.EADDRNOTAVAIL:
+            reason = "the address is not one of this machine's"
+        else:
+            reason = e.strerror or str(e)
+    except ValueError:
+        reason = "it is not host:port"
+    return ConfigError(f"cannot {what} on {addr}: {reason}{hint}.")
+
+
+def listen(server: grpc.aio.Server, addr: str, credentials: grpc.ServerCredentials | None,
+           hint: str = "") -> int:
+    """Open the gRPC port, or say in a sentence why it cannot be opened."""
+    try:
+        if credentials is None:
+            return server.add_insecure_port(addr)
+        return server.add_secure_port(addr, credentials)
+    except RuntimeError:
+        raise _bind_failure("serve gRPC", addr, hint) from None
 
 
 def open_store(config: Config) -> Store:
@@ -135,9 +248,19 @@ async def shutdown(server: grpc.aio.Server, host: Host, grace: float = 5.0) -> N
     await server.stop(grace)
 
 
-def build(config: Config, games: dict[str, Game], store: Store | None = None
+def grpc_options(config: Config) -> list[tuple[str, Any]]:
+    # gRPC turns SO_REUSEPORT on by default, which let a second server share the port silently.
+    options: list[tuple[str, Any]] = [("grpc.so_reuseport", int(config.reuse_port))]
+    if config.max_connection_age_s > 0:
+        options.append(("grpc.max_connection_age_ms", int(config.max_connection_age_s * 1000)))
+    return options
+
+
+def build(config: Config, games: dict[str, Game], store: Store | None = None,
+          health_servicer: health.aio.HealthServicer | None = None
           ) -> tuple[grpc.aio.Server, Host, int]:
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
+    credentials = server_credentials(config)
     host = Host(store or open_store(config), games, config.admin_token)
     hub = live.Hub(host)  # Watch and Play streams
     _HUBS[host] = hub
@@ -150,7 +273,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
                if config.rate_burst > 0 and config.rate_per_second > 0 else None)
     server = grpc.aio.server(
         maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
-        interceptors=[Guard(buckets, config.admin_token)])
+        interceptors=[Guard(buckets, config.admin_token)], options=grpc_options(config))
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
     watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
     names = []
@@ -164,7 +287,8 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
     server.add_generic_rpc_handlers((handler,))
     server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url),))
     names.append(name)
-    health_servicer = health.aio.HealthServicer()
+    if health_servicer is None:
+        health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for n in ["", *names]:
         asyncio.get_event_loop().create_task(
@@ -176,33 +300,63 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
         watcher.add_done_callback(_background.discard)
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(config.grpc_addr)
-    if port == 0:
-        raise OSError(f"cannot listen on {config.grpc_addr}")
+    hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
+    port = listen(server, config.grpc_addr, credentials, hint)
     return server, host, port
 
 
-async def serve(config: Config, games: dict[str, Game]) -> int:
+def health_only_server(config: Config, servicer: health.aio.HealthServicer) -> grpc.aio.Server:
+    """Plaintext grpc.health.v1 alone, for probes that cannot speak TLS (the kubelet's)."""
+    server = grpc.aio.server(options=grpc_options(Config(reuse_port=config.reuse_port)))
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    listen(server, config.health_addr, None)
+    return server
+
+
+def start_metrics(addr: str) -> None:
+    host, _, port = addr.rpartition(":")
     try:
-        server, host, port = build(config, games)
+        start_http_server(int(port), addr=host.strip("[]") or "0.0.0.0")
+    except (OSError, ValueError):
+        raise _bind_failure("serve /metrics", addr, "; set ARBITER_METRICS_ADDR to a free one"
+                            ) from None
+
+
+async def serve(config: Config, games: dict[str, Game]) -> int:
+    """Run until terminated (0); a ConfigError (a sentence) before anything is served; 1 when
+    the store cannot be reached at start."""
+    check_admin_token(config.admin_token, config.grpc_addr)
+    servicer = health.aio.HealthServicer()
+    try:
+        server, host, port = build(config, games, health_servicer=servicer)
     except StoreUnavailable as e:
         log.error("%s", e)
         return 1
-    mhost, _, mport = config.metrics_addr.rpartition(":")
-    start_http_server(int(mport), addr=mhost or "0.0.0.0")
+    probes = health_only_server(config, servicer) if config.health_addr else None
+    start_metrics(config.metrics_addr)
     await server.start()
+    if probes:
+        await probes.start()
     await workers_of(host).start()
-    log.info("arbiter serving %s on %s (metrics on %s, store: %s)", ", ".join(games),
-             config.grpc_addr, config.metrics_addr, "redis" if config.redis_url else "embedded")
+    log.info("arbiter serving %s on %s (%s; metrics on %s, store: %s)", ", ".join(games),
+             config.grpc_addr, "TLS" if config.tls_cert else "plaintext", config.metrics_addr,
+             "redis" if config.redis_url else "embedded")
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a rolling update, or Ctrl-C
         loop.add_signal_handler(sig, stopping.set)
     try:
         await stopping.wait()
+        log.info("stopping: calls in progress have %s s to finish", SHUTDOWN_GRACE_S)
+        if probes:
+            await probes.stop(None)
         # Streams end with OK (clients reopen from their version elsewhere), not a reset.
-        await shutdown(server, host)
+        await shutdown(server, host, SHUTDOWN_GRACE_S)
     finally:
         await workers_of(host).stop()
         await host.store.close()
+    log.info("arbiter stopped")
     return 0
+
+
+SHUTDOWN_GRACE_S = 5  # Acts take milliseconds; well within the 30 s Kubernetes gives

@@ -100,3 +100,11 @@ def test_readme_names_every_reason_the_platform_sends() -> None:
     errors = text[text.index("## Errors"):text.index("## Metrics")]
     assert len(raised) > 20
     assert {r for r in raised if f"`{r}`" not in errors} == set()
+
+
+def test_readme_configuration_table_names_every_variable_the_server_reads() -> None:
+    source = (ROOT / "services" / "core" / "server.py").read_text()
+    read = set(re.findall(r'env\.get\("(ARBITER_[A-Z_]+)"', source))
+    assert "ARBITER_TLS_CERT" in read
+    table = (ROOT / "README.md").read_text().split("## Configuration")[1].split("\n## ")[0]
+    assert not [v for v in sorted(read) if f"`{v}`" not in table]
