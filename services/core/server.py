@@ -15,11 +15,11 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import start_http_server
 
 from services.core import grpc_api
 from services.core.decider import Game
 from services.core.host import Host
+from services.core.metrics import serve_metrics
 from services.core.store import MemoryStore, Store
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
@@ -116,9 +116,12 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None
 
 
 async def serve(config: Config, games: dict[str, Game]) -> None:
+    if config.broker_url:  # a broker that cannot work stops the server here, with a reason
+        from services.workers.celery_app import check, result_backend
+
+        check(config.broker_url, config.redis_url, result_backend(config.broker_url))
+    serve_metrics(config.metrics_addr)
     server, host, port = build(config, games)
-    mhost, _, mport = config.metrics_addr.rpartition(":")
-    start_http_server(int(mport), addr=mhost or "0.0.0.0")
     await server.start()
     await workers_of(host).start()
     log.info("arbiter serving %s on %s (metrics on %s, store: %s)", ", ".join(games),

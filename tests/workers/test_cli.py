@@ -111,8 +111,11 @@ def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
 
     from tests.workers.conftest import ROOT
 
+    from tests.workers.brokers import free_port
+
     env = {**os.environ, "ARBITER_REDIS_URL": REDIS_URL, "PYTHONPATH": ROOT,
-           "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame"}
+           "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame",
+           "ARBITER_METRICS_ADDR": f"127.0.0.1:{free_port()}"}
     proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "workers",
                              "projections"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
