@@ -109,9 +109,8 @@ def test_arbiter_workers_projections_runs_as_its_own_process() -> None:
     import sys
     import time
 
-    from tests.workers.conftest import ROOT
-
     from tests.workers.brokers import free_port
+    from tests.workers.conftest import ROOT
 
     env = {**os.environ, "ARBITER_REDIS_URL": REDIS_URL, "PYTHONPATH": ROOT,
            "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame",
