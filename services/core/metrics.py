@@ -95,6 +95,10 @@ class Metrics:
             "arbiter_ai_tasks_total", "AI turn tasks a Celery worker ran, by result: played, "
             "nothing_to_do (a redelivery, or the game moved on) or retried (the store was "
             "down).", ("result",)))
+        self.deadlines = Labelled(Counter(
+            "arbiter_deadlines_total", "Deadlines fired by a scheduler, by kind (ai: the "
+            "rescue of a lost AI turn; idle; system: a game's own) and result: acted, nothing "
+            "(it no longer applied) or failed (retried after its lease).", ("kind", "result")))
         self.projection_lag = Labelled(Gauge(
             "arbiter_projection_lag_entries", "Feed entries not yet acknowledged.",
             ("group", "partition")))
