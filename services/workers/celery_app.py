@@ -7,7 +7,8 @@
                             cluster has only database 0.
     ARBITER_RESULT_BACKEND  where simulation slices send their results back (AI turns return
                             nothing). Default: rpc:// on RabbitMQ (each result is a message on a
-                            reply queue of the process that asked, deleted with it), the broker's
+                            reply queue of the process that asked, which expires an hour after
+                            its last use), the broker's
                             own database on Redis (results expire after an hour, so a cancelled
                             simulation leaves nothing for good). Also accepted: any redis:// URL.
 

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from functools import partial
@@ -127,28 +128,39 @@ def celery_dispatch(broker_url: str, celery_app: Any = None) -> AiDispatch:
     return dispatch
 
 
+_senders: dict[str, Any] = {}
+_senders_lock = threading.Lock()
+
+
+def simulation_sender(broker_url: str) -> Any:
+    """This process's app for sending simulations, one per broker, kept for the process's
+    life: with rpc:// each thread that waits for results has one reply queue, reused by
+    every simulation it runs (a queue per simulation would linger an hour after it)."""
+    with _senders_lock:
+        if broker_url not in _senders:
+            _senders[broker_url] = make_app(broker_url)
+        return _senders[broker_url]
+
+
 def run_on_celery(broker_url: str, plan: Plan, chunks: list[list[int]],
                   done: Callable[[list[dict[str, Any]]], None], timeout: float = 3600) -> None:
-    """Send a simulation's slices to the `sim` queue and collect them as they finish.
-
-    An app of its own per simulation: its connections (and, with rpc://, its reply queue)
-    close when the simulation ends, however it ends."""
-    with make_app(broker_url) as sender:
-        pending = [sender.send_task("arbiter.simulate_chunk",
-                                    args=[plan.game, plan.bots, plan.seed, c,
-                                          plan.options.hex(), plan.rotate], queue="sim")
-                   for c in chunks]
-        deadline = time.monotonic() + timeout
-        while pending:
-            still = []
-            for result in pending:
-                if result.ready():
-                    done(result.get(disable_sync_subtasks=False))
-                    result.forget()
-                else:
-                    still.append(result)
-            pending = still
-            if pending:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{len(pending)} simulation tasks did not finish in time")
-                time.sleep(0.02)
+    """Send a simulation's slices to the `sim` queue and collect them as they finish."""
+    sender = simulation_sender(broker_url)
+    pending = [sender.send_task("arbiter.simulate_chunk",
+                                args=[plan.game, plan.bots, plan.seed, c, plan.options.hex(),
+                                      plan.rotate], queue="sim")
+               for c in chunks]
+    deadline = time.monotonic() + timeout
+    while pending:
+        still = []
+        for result in pending:
+            if result.ready():
+                done(result.get(disable_sync_subtasks=False))
+                result.forget()
+            else:
+                still.append(result)
+        pending = still
+        if pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(pending)} simulation tasks did not finish in time")
+            time.sleep(0.02)
