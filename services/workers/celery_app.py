@@ -23,7 +23,8 @@ time (prefetch 1). Redelivery is harmless: an AI turn is submitted with command 
 ai:<game>:<version>:<seat> and the expected version, and a simulation is a pure function of
 its seed.
 
-Run a worker:  arbiter workers ai   (or: celery -A services.workers.celery_app worker -Q ai)
+Run a worker:  arbiter workers ai   (it checks the broker and serves /metrics; the plain
+`celery -A services.workers.celery_app worker -Q ai` does neither)
 """
 
 from __future__ import annotations

@@ -195,11 +195,17 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
 
     from services.workers.celery_app import make_app
 
+    os.makedirs(directory, exist_ok=True)
     for stale in glob.glob(os.path.join(directory, "*.db")):  # counts of an earlier run
         os.remove(stale)
     if os.environ.get("ARBITER_METRICS_TMPDIR") == directory:
         main_pid = os.getpid()
-        atexit.register(lambda: os.getpid() == main_pid and shutil.rmtree(directory, True))
+
+        def remove_directory() -> None:
+            if os.getpid() == main_pid:  # not in a pool process that happens to exit this way
+                shutil.rmtree(directory, ignore_errors=True)
+
+        atexit.register(remove_directory)
     registry = CollectorRegistry()
     MultiProcessCollector(registry, directory)
     serve_metrics(metrics_addr, registry)
