@@ -20,6 +20,7 @@ from services.core import grpc_api
 from services.core.decider import Game
 from services.core.host import Host
 from services.core.metrics import serve_metrics
+from services.core.startup import CannotStart
 from services.core.store import MemoryStore, Store
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
@@ -119,6 +120,11 @@ async def serve(config: Config, games: dict[str, Game]) -> None:
     if config.broker_url:  # a broker that cannot work stops the server here, with a reason
         from services.workers.celery_app import check, result_backend
 
+        if not config.redis_url:
+            raise CannotStart(
+                "ARBITER_BROKER_URL needs ARBITER_REDIS_URL: the ai workers play in the event "
+                "store, and the embedded store lives inside this server (unset the broker to "
+                "play AI turns in process)")
         check(config.broker_url, config.redis_url, result_backend(config.broker_url))
     serve_metrics(config.metrics_addr)
     server, host, port = build(config, games)

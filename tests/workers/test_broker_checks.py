@@ -117,6 +117,19 @@ def test_check_env_checks_only_what_is_set() -> None:
         check_env({"ARBITER_BROKER_URL": "kafka://x"})
 
 
+async def test_a_server_on_the_embedded_store_refuses_a_broker() -> None:
+    """The ai workers could not reach games kept inside the server: AI seats would wait for
+    the rescue deadline, 30 s a turn."""
+    from services.core.server import Config, serve
+    from services.core.startup import CannotStart
+    from tests.workers.conftest import TOY
+
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}",
+                    metrics_addr=f"127.0.0.1:{free_port()}", broker_url="redis://x:6379/1")
+    with pytest.raises(CannotStart, match="ARBITER_BROKER_URL needs ARBITER_REDIS_URL"):
+        await serve(config, {"toy": TOY})
+
+
 # ---- the processes stop at start, with the sentence and no traceback --------------------------
 
 
@@ -144,7 +157,8 @@ def test_the_server_the_workers_and_simulate_stop_at_start_with_one_line(
     in_use = f"127.0.0.1:{busy.getsockname()[1]}"
     cases = {
         "serve, broker not there": (
-            ["serve", "--games", "bubblee"], {"ARBITER_BROKER_URL": down},
+            ["serve", "--games", "bubblee"], {"ARBITER_BROKER_URL": down,
+                                              "ARBITER_REDIS_URL": events},
             f"arbiter serve: ARBITER_BROKER_URL {down} cannot be reached"),
         "ai worker on a cluster node": (
             ["workers", "ai"], {"ARBITER_BROKER_URL": f"{cluster_node}/1",
