@@ -8,9 +8,9 @@
     ARBITER_RESULT_BACKEND  where simulation slices send their results back (AI turns return
                             nothing). Default: rpc:// on RabbitMQ (each result is a message on a
                             reply queue of the process that asked, which expires an hour after
-                            its last use), the broker's
-                            own database on Redis (results expire after an hour, so a cancelled
-                            simulation leaves nothing for good). Also accepted: any redis:// URL.
+                            its last use); on Redis, the broker's own database (results expire
+                            after an hour, so a cancelled simulation leaves nothing for good).
+                            Also accepted: rpc:// on Redis, any redis:// URL.
 
 `check` tries all of this at start, so the server and the workers stop with one sentence
 instead of starting on a broker that cannot work.
