@@ -145,7 +145,9 @@ def balance(args: argparse.Namespace) -> int:
         print("name one game (" + ", ".join(gameset.all_games()) + ") or give --all",
               file=sys.stderr)
         return 2
-    broker = "" if args.local else os.environ.get("ARBITER_BROKER_URL", "")
+    from services.workers.celery_app import check_env
+
+    broker = "" if args.local else check_env()
     reports = [report.balance(n, args.games, max(1, args.workers), args.seed, broker)
                for n in names]
     report.write(reports, args.docs or report.DOCS)

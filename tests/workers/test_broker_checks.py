@@ -111,6 +111,15 @@ def test_a_redis_cluster_node_is_refused(cluster_node: str) -> None:
         assert message.startswith("ARBITER_RESULT_BACKEND") and "Cluster node" in message
 
 
+def test_the_broker_cannot_share_the_event_stores_cluster() -> None:
+    cluster = os.environ.get("ARBITER_TEST_REDIS_CLUSTER_URL", "")
+    if not cluster:
+        pytest.skip(os.environ.get("ARBITER_TEST_REDIS_CLUSTER_SKIP", "no test Redis Cluster"))
+    node = cluster.rsplit("/", 1)[0] if cluster.count("/") > 2 else cluster
+    assert "is a Redis Cluster node" in refusal(f"{node}/1", event_store=cluster)
+    assert "Redis Cluster node" in refusal(f"{node}/0", event_store=f"{node}/5")
+
+
 def test_check_env_checks_only_what_is_set() -> None:
     assert check_env({}) == ""
     with pytest.raises(BrokerUnusable):
