@@ -248,7 +248,7 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
     serve_metrics(metrics_addr, registry)
     celery_argv = ["worker", "-Q", kind, "--prefetch-multiplier", "1", "-l", "info",
                    "-n", f"{kind}@%h", *argv]
-    make_app().worker_main(celery_argv)
+    make_app(results=kind == "sim").worker_main(celery_argv)  # AI turns have no result
     return 0
 
 

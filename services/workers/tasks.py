@@ -69,8 +69,9 @@ def worker_host() -> Host:
         host = Host(store, gameset.all_games(),
                     os.environ.get("ARBITER_ADMIN_TOKEN") or secrets.token_hex(16))
         host.snapshot_source = snapshot_source(RedisReadModel(store.redis))
-        # The next AI seat (AI against AI) is queued too, never played inline.
-        host.ai_dispatch = celery_dispatch("", app)
+        # The next AI seat (AI against AI) is queued too, never played inline, by an app
+        # without a result backend: an AI turn has no result, here or anywhere.
+        host.ai_dispatch = celery_dispatch("")
         _host = host
     return _host
 

@@ -145,14 +145,16 @@ def worker_env(broker: str, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def arbiter_workers(broker: str, *kinds: str, concurrency: int = 2) -> Iterator[list[str]]:
-    """`arbiter workers <kind>` for each kind, started side by side on `broker`; the address
-    of each one's /metrics."""
+def arbiter_workers(broker: str, *kinds: str, concurrency: int = 2,
+                    env: dict[str, dict[str, str]] | None = None) -> Iterator[list[str]]:
+    """`arbiter workers <kind>` for each kind, started side by side on `broker` (with
+    `env[kind]` added to its environment); the address of each one's /metrics."""
     ports = [free_port() for _ in kinds]
     logs = [tempfile.TemporaryFile() for _ in kinds]  # a pipe nobody reads would fill up
     procs = [subprocess.Popen(
         [sys.executable, "-m", "services.cli.main", "workers", kind, "-c", str(concurrency)],
-        cwd=ROOT, env=worker_env(broker, ARBITER_METRICS_ADDR=f"127.0.0.1:{port}"),
+        cwd=ROOT, env=worker_env(broker, ARBITER_METRICS_ADDR=f"127.0.0.1:{port}",
+                                 **(env or {}).get(kind, {})),
         stdout=log, stderr=subprocess.STDOUT)
         for kind, port, log in zip(kinds, ports, logs, strict=True)]
 

@@ -47,7 +47,10 @@ class Deployment:
 def deployment(request: pytest.FixtureRequest) -> Iterator[Deployment]:
     if not REDIS_URL:
         pytest.skip("needs ARBITER_TEST_REDIS_URL")
-    with broker_url(request.param) as url, arbiter_workers(url, "ai", "sim") as (ai, sim):
+    # AI turns need no result backend: the ai workers get one that could not work.
+    no_backend = {"ai": {"ARBITER_RESULT_BACKEND": "nowhere://"}}
+    with broker_url(request.param) as url, \
+            arbiter_workers(url, "ai", "sim", env=no_backend) as (ai, sim):
         yield Deployment(request.param, url, ai, sim)
 
 
