@@ -8,6 +8,7 @@ import logging
 import sys
 
 from services.cli import commands
+from services.core.startup import CannotStart
 from services.workers.cli import add_parsers as add_worker_parsers
 
 
@@ -60,9 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     handler = getattr(commands, args.command)
-    result = handler(args)
-    if asyncio.iscoroutine(result):
-        result = asyncio.run(result)
+    try:
+        result = handler(args)
+        if asyncio.iscoroutine(result):
+            result = asyncio.run(result)
+    except CannotStart as e:
+        print(f"arbiter {args.command}: {e}", file=sys.stderr)
+        return 2
     return int(result or 0)
 
 

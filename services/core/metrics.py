@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    start_http_server,
+)
+
+from services.core.startup import CannotStart
 
 FAST_BUCKETS = (
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -82,6 +91,14 @@ class Metrics:
         self.ai_turn_seconds = Labelled(Histogram(
             "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
             buckets=FAST_BUCKETS))
+        self.ai_tasks = Labelled(Counter(
+            "arbiter_ai_tasks_total", "AI turn tasks a Celery worker ran, by result: played, "
+            "nothing_to_do (a redelivery, or the game moved on) or retried (the store was "
+            "down).", ("result",)))
+        self.deadlines = Labelled(Counter(
+            "arbiter_deadlines_total", "Deadlines fired by a scheduler, by kind (ai: the "
+            "rescue of a lost AI turn; idle; system: a game's own) and result: acted, nothing "
+            "(it no longer applied) or failed (retried after its lease).", ("kind", "result")))
         self.projection_lag = Labelled(Gauge(
             "arbiter_projection_lag_entries", "Feed entries not yet acknowledged.",
             ("group", "partition")))
@@ -101,3 +118,13 @@ class Metrics:
 
 
 METRICS = Metrics()
+
+
+def serve_metrics(addr: str, registry: CollectorRegistry = REGISTRY) -> None:
+    """Serve /metrics on `host:port` (an empty host: every interface) in a thread."""
+    host, _, port = addr.rpartition(":")
+    try:
+        start_http_server(int(port), addr=host or "0.0.0.0", registry=registry)
+    except (OSError, ValueError) as e:
+        raise CannotStart(f"cannot serve /metrics on {addr!r} ({e}): set ARBITER_METRICS_ADDR "
+                          "to a free host:port") from e

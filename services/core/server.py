@@ -27,6 +27,7 @@ from services.core.decider import Game
 from services.core.guard import Guard, TokenBuckets
 from services.core.host import Host
 from services.core.offload import CpuPool
+from services.core.startup import CannotStart
 from services.core.store import MemoryStore, Store, StoreUnavailable
 from services.workers.grpc_sim import simulate_handler
 from services.workers.runtime import attach_workers, workers_of
@@ -326,6 +327,15 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
     """Run until terminated (0); a ConfigError (a sentence) before anything is served; 1 when
     the store cannot be reached at start."""
     check_admin_token(config.admin_token, config.grpc_addr)
+    if config.broker_url:  # a broker that cannot work stops the server here, with a reason
+        from services.workers.celery_app import check, result_backend
+
+        if not config.redis_url:
+            raise CannotStart(
+                "ARBITER_BROKER_URL needs ARBITER_REDIS_URL: the ai workers play in the event "
+                "store, and the embedded store lives inside this server (unset the broker to "
+                "play AI turns in process)")
+        check(config.broker_url, config.redis_url, result_backend(config.broker_url))
     servicer = health.aio.HealthServicer()
     try:
         server, host, port = build(config, games, health_servicer=servicer)

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import glob
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from typing import Any
 
+from services.core.metrics import serve_metrics
 from services.core.store import MemoryStore, Store
 from services.workers import gameset
 
@@ -113,7 +118,12 @@ def simulate(args: argparse.Namespace) -> int:
     plan = Plan(args.game, args.games, [b.strip() for b in args.bots.split(",") if b.strip()],
                 seed=args.seed, options=options.SerializeToString() if options else b"",
                 rotate=not args.fixed_seats, workers=max(1, args.workers))
-    broker = "" if args.local else os.environ.get("ARBITER_BROKER_URL", "")
+    if args.local:
+        broker = ""
+    else:
+        from services.workers.celery_app import check_env
+
+        broker = check_env()  # a broker that cannot work: a sentence, not a hang
     try:
         report = run(plan, progress=None if args.json else progress_bar(sys.stderr),
                      broker_url=broker)
@@ -136,7 +146,9 @@ def balance(args: argparse.Namespace) -> int:
         print("name one game (" + ", ".join(gameset.all_games()) + ") or give --all",
               file=sys.stderr)
         return 2
-    broker = "" if args.local else os.environ.get("ARBITER_BROKER_URL", "")
+    from services.workers.celery_app import check_env
+
+    broker = "" if args.local else check_env()
     reports = [report.balance(n, args.games, max(1, args.workers), args.seed, broker)
                for n in names]
     report.write(reports, args.docs or report.DOCS)
@@ -171,27 +183,74 @@ async def stats(args: argparse.Namespace) -> int:
 # ---- workers -----------------------------------------------------------------------------
 
 
+# Where each worker serves /metrics unless ARBITER_METRICS_ADDR says otherwise (the server's
+# default is 127.0.0.1:9464): one port per kind, so one of each runs on a host as it is.
+METRICS_ADDRS = {"projections": "127.0.0.1:9465", "deadlines": "127.0.0.1:9466",
+                 "ai": "127.0.0.1:9467", "sim": "127.0.0.1:9468"}
+
+
 def workers(args: argparse.Namespace) -> int:
-    if args.kind in {"ai", "sim"}:
-        from services.workers.celery_app import make_app
+    from services.workers.celery_app import check_env
 
-        argv = ["worker", "-Q", args.kind, "--prefetch-multiplier", "1", "-l", "info",
-                "-n", f"{args.kind}@%h"]
-        if args.concurrency:
-            argv += ["-c", str(args.concurrency)]
-        make_app().worker_main(argv)
-        return 0
-    _metrics()
-    return asyncio.run(_run_async_worker(args.kind))
+    kind = args.kind
+    if kind in {"ai", "sim"} and not os.environ.get("ARBITER_BROKER_URL"):
+        print(f"arbiter workers {kind} needs ARBITER_BROKER_URL, the broker the server sends "
+              "its tasks to", file=sys.stderr)
+        return 2
+    if kind != "sim" and not os.environ.get("ARBITER_REDIS_URL"):
+        print(f"arbiter workers {kind} needs ARBITER_REDIS_URL (the event store); the embedded "
+              "server runs its workers in process", file=sys.stderr)
+        return 2
+    check_env(results=kind == "sim")  # only simulations send results back
+    addr = os.environ.get("ARBITER_METRICS_ADDR") or METRICS_ADDRS[kind]
+    if kind in {"ai", "sim"}:
+        return _celery_worker(kind, args.concurrency, addr)
+    serve_metrics(addr)
+    return asyncio.run(_run_async_worker(kind))
 
 
-def _metrics() -> None:
-    from prometheus_client import start_http_server
+def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
+    """A Celery worker on queue `kind` whose /metrics adds up all its pool processes.
 
-    addr = os.environ.get("ARBITER_METRICS_ADDR", "")
-    if addr:
-        host, _, port = addr.rpartition(":")
-        start_http_server(int(port), addr=host or "0.0.0.0")
+    Celery runs tasks in forked pool processes, each with its own counters. prometheus_client's
+    multi-process mode has each of them write its series to files in PROMETHEUS_MULTIPROC_DIR,
+    and this (parent) process serves their sum. The mode is chosen when prometheus_client is
+    imported, which this command has already done: so it starts itself again with the
+    directory set (a fresh one unless given), before anything is imported.
+    """
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    argv = ["-c", str(concurrency)] if concurrency else []
+    if not directory:
+        directory = tempfile.mkdtemp(prefix=f"arbiter-{kind}-metrics-")
+        env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": directory,
+               "ARBITER_METRICS_TMPDIR": directory}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "services.cli.main", "workers", kind,
+                                   *argv], env)
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    from services.workers.celery_app import make_app
+
+    os.makedirs(directory, exist_ok=True)
+    for stale in glob.glob(os.path.join(directory, "*.db")):  # counts of an earlier run
+        os.remove(stale)
+    if os.environ.get("ARBITER_METRICS_TMPDIR") == directory:
+        main_pid = os.getpid()
+
+        def remove_directory() -> None:
+            if os.getpid() == main_pid:  # not in a pool process that happens to exit this way
+                shutil.rmtree(directory, ignore_errors=True)
+
+        atexit.register(remove_directory)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, directory)
+    serve_metrics(metrics_addr, registry)
+    celery_argv = ["worker", "-Q", kind, "--prefetch-multiplier", "1", "-l", "info",
+                   "-n", f"{kind}@%h", *argv]
+    make_app(results=kind == "sim").worker_main(celery_argv)  # AI turns have no result
+    return 0
 
 
 async def _run_async_worker(kind: str) -> int:
@@ -199,12 +258,7 @@ async def _run_async_worker(kind: str) -> int:
     from services.workers.deadlines import RedisDeadlines, Scheduler
     from services.workers.projections import ProjectionWorker
 
-    url = os.environ.get("ARBITER_REDIS_URL", "")
-    if not url:
-        print("separate workers need ARBITER_REDIS_URL; the embedded server runs them "
-              "in process", file=sys.stderr)
-        return 2
-    store, rm = _open(url)
+    store, rm = _open(os.environ["ARBITER_REDIS_URL"])
     games = gameset.all_games()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -52,6 +52,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.decider import Game, RuleError
 from services.core.host import Caller, Host, NotFound, StaleVersion, bot_rng
+from services.core.metrics import METRICS
 from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 log = logging.getLogger("arbiter.deadlines")
@@ -281,13 +282,17 @@ class Scheduler:
     async def tick(self, limit: int = 100) -> int:
         fired = 0
         for d in await self.queue.claim(self.clock(), limit):
+            acted = False
             try:
-                fired += await self.fire(d)
+                acted = await self.fire(d)
             except (StaleVersion, RuleError, NotFound) as e:
                 log.info("deadline %s no longer applies: %s", d, e)
             except Exception:  # noqa: BLE001 - leave it claimed: the lease brings it back
                 log.exception("deadline %s failed; it will be retried", d)
+                METRICS.deadlines(d.kind, "failed").inc()
                 continue
+            METRICS.deadlines(d.kind, "acted" if acted else "nothing").inc()
+            fired += acted
             await self.queue.done(d)
         self.fired += fired
         return fired

@@ -17,12 +17,14 @@ import asyncio
 import logging
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
 from services.core.host import AiDispatch, Host
+from services.core.metrics import METRICS
 from services.core.store import StoreUnavailable
 from services.workers import gameset
 from services.workers.celery_app import app, make_app
@@ -67,20 +69,26 @@ def worker_host() -> Host:
         host = Host(store, gameset.all_games(),
                     os.environ.get("ARBITER_ADMIN_TOKEN") or secrets.token_hex(16))
         host.snapshot_source = snapshot_source(RedisReadModel(store.redis))
-        # The next AI seat (AI against AI) is queued too, never played inline.
-        host.ai_dispatch = celery_dispatch("", app)
+        # The next AI seat (AI against AI) is queued too, never played inline, by an app
+        # without a result backend: an AI turn has no result, here or anywhere.
+        host.ai_dispatch = celery_dispatch("")
         _host = host
     return _host
 
 
-@app.task(name="arbiter.ai_turn", bind=True, acks_late=True, max_retries=20)
+@app.task(name="arbiter.ai_turn", bind=True, acks_late=True, max_retries=20,
+          ignore_result=True)
 def ai_turn(self: Any, game_id: str, version: int, seat: int) -> bool:
-    """Play the AI seat's turn if the game is still where the task found it."""
+    """Play the AI seat's turn if the game is still where the task found it.
+
+    Nobody reads the result: the turn's effect is the command in the game's stream."""
     t0 = time.perf_counter()
     try:
         played = bool(_run(worker_host().play_ai_turn(game_id, version, seat)))
     except StoreUnavailable as e:
+        METRICS.ai_tasks("retried").inc()
         raise self.retry(exc=e, countdown=1) from e
+    METRICS.ai_tasks("played" if played else "nothing_to_do").inc()
     log.info("ai turn %s v%s seat %s: %s in %.1f ms", game_id, version, seat,
              "played" if played else "nothing to do", 1000 * (time.perf_counter() - t0))
     return played
@@ -97,11 +105,12 @@ def simulate_chunk(game: str, bots: list[str], seed: str, indexes: list[int],
 
 def celery_dispatch(broker_url: str, celery_app: Any = None) -> AiDispatch:
     """An `AiDispatch` that queues the turn on `ai` instead of playing it in this process."""
-    sender = celery_app or make_app(broker_url)
+    sender = celery_app or make_app(broker_url, results=False)
 
     def send(game_id: str, version: int, seat: int) -> None:
         try:
-            sender.send_task("arbiter.ai_turn", args=[game_id, version, seat], queue="ai")
+            sender.send_task("arbiter.ai_turn", args=[game_id, version, seat], queue="ai",
+                             ignore_result=True)
         except Exception:  # noqa: BLE001 - the broker is down: the turn waits for a retry
             log.exception("could not queue the AI turn of %s v%s seat %s", game_id, version,
                           seat)
@@ -120,10 +129,24 @@ def celery_dispatch(broker_url: str, celery_app: Any = None) -> AiDispatch:
     return dispatch
 
 
+_senders: dict[str, Any] = {}
+_senders_lock = threading.Lock()
+
+
+def simulation_sender(broker_url: str) -> Any:
+    """This process's app for sending simulations, one per broker, kept for the process's
+    life: with rpc:// each thread that waits for results has one reply queue, reused by
+    every simulation it runs (a queue per simulation would linger an hour after it)."""
+    with _senders_lock:
+        if broker_url not in _senders:
+            _senders[broker_url] = make_app(broker_url)
+        return _senders[broker_url]
+
+
 def run_on_celery(broker_url: str, plan: Plan, chunks: list[list[int]],
                   done: Callable[[list[dict[str, Any]]], None], timeout: float = 3600) -> None:
     """Send a simulation's slices to the `sim` queue and collect them as they finish."""
-    sender = make_app(broker_url)
+    sender = simulation_sender(broker_url)
     pending = [sender.send_task("arbiter.simulate_chunk",
                                 args=[plan.game, plan.bots, plan.seed, c, plan.options.hex(),
                                       plan.rotate], queue="sim")

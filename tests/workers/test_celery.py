@@ -1,56 +1,63 @@
-"""AI turns and simulations through a real Celery worker process and a real broker.
+"""AI turns and simulations through real `arbiter workers ai` and `arbiter workers sim`
+processes, on each broker: RabbitMQ (a vhost of its own, results over rpc://) and Redis
+(database 1 of the test Redis, results in the same database); the event store is database 0.
+Not eager mode: tasks cross the broker to separate worker processes, and each worker's
+/metrics is scraped for what its pool processes measured.
 
-The broker is database 1 of the test Redis; the event store is database 0. Not eager mode:
-tasks cross the broker to a separate `celery worker` process.
+Each kind of worker starts once per broker (pytest groups the tests by the module's broker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
+import socket
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import grpc
 import pytest
+from arbiter.v1 import arbiter_pb2 as apb
+from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Caller, Host
-from services.workers.celery_app import same_database
+from services.core.server import Config, build
+from services.workers.celery_app import make_app, same_database
 from services.workers.simulate import Plan, run
 from tests.conftest import REDIS_URL, needs_redis
-from tests.workers.conftest import ROOT, TOY, redis_db_url
+from tests.workers.brokers import arbiter_workers, broker_url, sample, scrape
+from tests.workers.conftest import TOY, redis_db_url
 
 pytestmark = [needs_redis, pytest.mark.slow]
+os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
 
 
-def worker_env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": ROOT, "ARBITER_REDIS_URL": REDIS_URL,
-            "ARBITER_BROKER_URL": redis_db_url(1),
-            "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame"}
+@dataclass
+class Deployment:
+    broker: str  # redis or rabbitmq
+    url: str
+    ai_metrics: str  # host:port of each worker's /metrics
+    sim_metrics: str
 
 
-@pytest.fixture(scope="module")
-def celery_worker() -> Iterator[subprocess.Popen[bytes]]:
+@pytest.fixture(scope="module", params=["redis", "rabbitmq"])
+def deployment(request: pytest.FixtureRequest) -> Iterator[Deployment]:
     if not REDIS_URL:
         pytest.skip("needs ARBITER_TEST_REDIS_URL")
-    import redis
+    # AI turns need no result backend: the ai workers get one that could not work.
+    no_backend = {"ai": {"ARBITER_RESULT_BACKEND": "nowhere://"}}
+    with broker_url(request.param) as url, \
+            arbiter_workers(url, "ai", "sim", env=no_backend) as (ai, sim):
+        yield Deployment(request.param, url, ai, sim)
 
-    redis.Redis.from_url(redis_db_url(1)).flushdb()  # no tasks left from an earlier run
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "services.workers.celery_app", "worker",
-         "-Q", "ai,sim", "-c", "2", "--prefetch-multiplier", "1", "-l", "warning",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", "test@%h"],
-        cwd=ROOT, env=worker_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+
+@pytest.fixture(autouse=True)
+def no_result_backend_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests run on each broker's default result backend."""
+    monkeypatch.delenv("ARBITER_RESULT_BACKEND", raising=False)
 
 
 def test_the_broker_and_the_event_store_are_different_databases() -> None:
@@ -69,14 +76,22 @@ async def wait_finished(host: Host, game_id: str, timeout: float = 60) -> None:
     raise AssertionError(f"{game_id} did not finish: at version {version}")
 
 
-async def test_an_ai_game_is_played_to_the_end_by_a_celery_worker(
-        celery_worker: subprocess.Popen[bytes]) -> None:
+async def wait_for(condition, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+async def test_an_ai_game_is_played_to_the_end_by_the_ai_workers(
+        deployment: Deployment) -> None:
     from services.core.redis_store import RedisStore
     from services.workers.tasks import celery_dispatch
 
+    before = scrape(deployment.ai_metrics)
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY})
-    host.ai_dispatch = celery_dispatch(redis_db_url(1))
+    host.ai_dispatch = celery_dispatch(deployment.url)
     game_id, tokens, _, _ = await host.create(
         "toy", [Seat("a", "ai", "perfect"), Seat("b", "ai", "random")], TOY.pb.Options(pile=12))
     assert tokens == {}
@@ -86,18 +101,38 @@ async def test_an_ai_game_is_played_to_the_end_by_a_celery_worker(
     assert verified.finished
     commands = [e.command for e in entries if e.HasField("command")]
     assert commands and all(c.command_id.startswith(f"ai:{game_id}:") for c in commands)
-    assert celery_worker.poll() is None
     await store.close()
 
+    # The ai worker's /metrics, summed over its pool processes, has every bot turn: the bot's
+    # thinking time and the timings of the command it sent, as the server has for clients'.
+    after = scrape(deployment.ai_metrics)
 
-async def test_a_human_plays_against_an_ai_seat_on_celery(
-        celery_worker: subprocess.Popen[bytes]) -> None:
+    def counted(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    def last_task_counted() -> bool:  # the game ends with the last append; the task after it
+        nonlocal after
+        after = scrape(deployment.ai_metrics)
+        return counted("arbiter_ai_tasks_total", result="played") >= len(commands)
+
+    await wait_for(last_task_counted)
+    assert counted("arbiter_ai_turn_seconds_count", game="toy") == len(commands)
+    assert counted("arbiter_ai_tasks_total", result="played") == len(commands)
+    assert counted("arbiter_command_seconds_count", game="toy", command="take",
+                   outcome="ok") == len(commands)
+    for name in ("arbiter_decide_seconds_count", "arbiter_evolve_seconds_count",
+                 "arbiter_append_seconds_count"):
+        assert counted(name, game="toy") == len(commands), name
+
+
+async def test_a_human_plays_against_an_ai_seat_on_the_ai_workers(
+        deployment: Deployment) -> None:
     from services.core.redis_store import RedisStore
     from services.workers.runtime import attach_workers
 
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY})
-    attach_workers(host, redis_db_url(1))  # what the server does when a broker is set
+    attach_workers(host, deployment.url)  # what the server does when a broker is set
     game_id, tokens, _, _ = await host.create(
         "toy", [Seat("me"), Seat("bot", "ai", "perfect")], TOY.pb.Options(pile=10))
     deadline = time.monotonic() + 60
@@ -117,10 +152,8 @@ async def test_a_human_plays_against_an_ai_seat_on_celery(
     await store.close()
 
 
-async def test_a_redelivered_ai_turn_changes_nothing(
-        celery_worker: subprocess.Popen[bytes]) -> None:
+async def test_a_redelivered_ai_turn_changes_nothing(deployment: Deployment) -> None:
     from services.core.redis_store import RedisStore
-    from services.workers.celery_app import make_app
 
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY})
@@ -129,14 +162,20 @@ async def test_a_redelivered_ai_turn_changes_nothing(
             "toy", [Seat("a", "ai", "perfect"), Seat("b")], TOY.pb.Options(pile=9))
         if TOY.to_act((await host.load(game_id)).state) == [0]:
             break
-    sender = make_app(redis_db_url(1))
-    first = sender.send_task("arbiter.ai_turn", args=[game_id, version, 0], queue="ai")
-    again = sender.send_task("arbiter.ai_turn", args=[game_id, version, 0], queue="ai")
-    results = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: sorted([first.get(timeout=30), again.get(timeout=30)]))
-    # Both deliveries may run at once on two worker processes: whichever comes second finds
+    before = scrape(deployment.ai_metrics)
+    with make_app(deployment.url, results=False) as sender:
+        for _ in range(2):
+            sender.send_task("arbiter.ai_turn", args=[game_id, version, 0], queue="ai",
+                             ignore_result=True)
+
+    def ran(result: str) -> float:
+        return (sample(scrape(deployment.ai_metrics), "arbiter_ai_tasks_total", result=result)
+                - sample(before, "arbiter_ai_tasks_total", result=result))
+
+    await wait_for(lambda: ran("played") + ran("nothing_to_do") == 2)
+    # Both deliveries may run at once on the two pool processes: whichever comes second finds
     # the command id applied (and answers with its first result) or the game moved on.
-    assert True in results
+    assert ran("played") >= 1
     assert await store.version(game_id) == version + 1
     commands = [e.command.command_id for e in gamelog.decode(await store.read(game_id))
                 if e.HasField("command")]
@@ -144,15 +183,54 @@ async def test_a_redelivered_ai_turn_changes_nothing(
     await store.close()
 
 
-def test_a_simulation_on_celery_workers_gives_the_same_report_as_in_process(
-        celery_worker: subprocess.Popen[bytes]) -> None:
-    os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
+def test_a_simulation_on_the_sim_workers_gives_the_same_report_as_in_process(
+        deployment: Deployment) -> None:
+    before = sample(scrape(deployment.sim_metrics), "arbiter_simulation_games_total",
+                    game="toy")
     plan = Plan("toy", 300, ["perfect", "random"], seed="celery", workers=2)
     seen: list[int] = []
     remote = run(plan, progress=lambda done, total: seen.append(done),
-                 broker_url=redis_db_url(1))
+                 broker_url=deployment.url)
     local = run(Plan("toy", 300, ["perfect", "random"], seed="celery"))
     assert seen[-1] == 300 and seen == sorted(seen)
     remote.pop("timing")
     local.pop("timing")
     assert remote == local
+    after = sample(scrape(deployment.sim_metrics), "arbiter_simulation_games_total", game="toy")
+    assert after - before == 300  # every game counted once, in whichever pool process
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_simulate_over_grpc_runs_on_the_sim_workers(deployment: Deployment) -> None:
+    from services.core.redis_store import RedisStore
+
+    store = RedisStore(REDIS_URL)
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", redis_url=REDIS_URL,
+                    broker_url=deployment.url)
+    server, _, port = build(config, {"toy": TOY}, store)
+    await server.start()
+    before = scrape(deployment.sim_metrics)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = apb_grpc.ArbiterStub(channel)
+            # Two at once: with a broker the server does not run them one at a time.
+            replies = await asyncio.gather(*[stub.Simulate(apb.SimulateRequest(
+                game="toy", games=120, bots=["perfect", "random"], seed=seed, workers=2),
+                timeout=60) for seed in ("g1", "g2")])
+    finally:
+        await server.stop(None)
+        await store.close()
+    for seed, reply in zip(("g1", "g2"), replies, strict=True):
+        local = run(Plan("toy", 120, ["perfect", "random"], seed=seed))
+        assert [b.wins for b in reply.bots] == [b["wins"] for b in local["bots"]]
+    after = scrape(deployment.sim_metrics)
+    played = (sample(after, "arbiter_simulation_games_total", game="toy")
+              - sample(before, "arbiter_simulation_games_total", game="toy"))
+    timed = (sample(after, "arbiter_simulation_game_seconds_count", game="toy")
+             - sample(before, "arbiter_simulation_game_seconds_count", game="toy"))
+    assert played == timed == 240

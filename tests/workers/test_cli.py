@@ -14,6 +14,7 @@ from services.core.host import Host
 from services.workers import gameset
 from services.workers.projections import ProjectionWorker
 from services.workers.readmodel import RedisReadModel
+from tests.conftest import needs_redis
 from tests.workers.conftest import TOY, play_random
 
 
@@ -101,38 +102,63 @@ def test_stats_of_the_embedded_store(tmp_path: object, monkeypatch: pytest.Monke
     assert "2 games started, 2 finished" in out and "obs:take:" in out
 
 
-def test_arbiter_workers_projections_runs_as_its_own_process(
-        redis_url: str) -> None:
+@needs_redis
+def test_the_projection_and_deadline_workers_run_as_processes_and_serve_metrics() -> None:
+    """`arbiter workers projections` and `arbiter workers deadlines`, on a database of their
+    own: the read model follows the streams, a lost AI turn is rescued, and each process's
+    /metrics shows its part (the projection lag; the rescue)."""
     import signal
     import subprocess
     import sys
     import time
 
-    from tests.workers.conftest import ROOT
+    import redis
 
-    env = {**os.environ, "ARBITER_REDIS_URL": redis_url, "PYTHONPATH": ROOT,
-           "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame"}
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "workers",
-                             "projections"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    from tests.workers.brokers import free_port, sample, scrape
+    from tests.workers.conftest import ROOT, redis_db_url
 
-    async def play_and_wait() -> bool:
+    url = redis_db_url(5)
+    redis.Redis.from_url(url).flushdb()
+    metrics = {kind: f"127.0.0.1:{free_port()}" for kind in ("projections", "deadlines")}
+    procs = {kind: subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "workers", kind], cwd=ROOT,
+        env={**os.environ, "ARBITER_REDIS_URL": url, "PYTHONPATH": ROOT,
+             "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame", "ARBITER_BROKER_URL": "",
+             "ARBITER_METRICS_ADDR": addr, "ARBITER_AI_RESCUE_SECONDS": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for kind, addr in metrics.items()}
+
+    async def play_and_wait() -> tuple[bool, bool]:
+        from services.core.decider import Seat
         from services.core.redis_store import RedisStore
 
-        store = RedisStore(redis_url)
+        store = RedisStore(url)
         rm = RedisReadModel(store.redis)
-        game_id = await play_random(Host(store, {"toy": TOY}), TOY, seed=5)
-        deadline = time.monotonic() + 20
-        ok = False
-        while time.monotonic() < deadline and not ok:
-            ok = await rm.version(game_id) == await store.version(game_id)
+        host = Host(store, {"toy": TOY})  # no AI dispatch: the AI turn is lost
+        game_id = await play_random(host, TOY, seed=5)
+        for _ in range(30):  # a deal where the AI seat moves first
+            lost, _, _, version = await host.create(
+                "toy", [Seat("bot", "ai", "perfect"), Seat("me")], TOY.pb.Options())
+            if TOY.to_act((await host.load(lost)).state) == [0]:
+                break
+        deadline = time.monotonic() + 30
+        projected = rescued = False
+        while time.monotonic() < deadline and not (projected and rescued):
+            projected = await rm.version(game_id) == await store.version(game_id)
+            rescued = await store.version(lost) > version
             await asyncio.sleep(0.05)
         await store.close()
-        return ok
+        return projected, rescued
 
     try:
-        assert asyncio.run(play_and_wait())
+        assert asyncio.run(play_and_wait()) == (True, True)
+        lag = scrape(metrics["projections"])
+        assert any(name == "arbiter_projection_lag_entries" for name, _ in lag)
+        assert sample(scrape(metrics["deadlines"]), "arbiter_deadlines_total", kind="ai",
+                      result="acted") == 1
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
-    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+        for proc in procs.values():
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs.values():
+            proc.wait(timeout=20)
+    for kind, proc in procs.items():
+        assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else kind

@@ -11,6 +11,7 @@ from typing import Any
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
+from services.core.metrics import METRICS
 from services.core.redis_conn import connect
 from services.core.store import MemoryStore
 from services.moody_bear import GAME as MOODY
@@ -199,9 +200,12 @@ async def test_a_lost_ai_dispatch_is_played_by_the_rescue_deadline() -> None:
             break
     await projections.catch_up()
     clock.now += 31
+    rescued = METRICS.deadlines("ai", "acted")._value.get()
     assert await scheduler.tick() >= 1
     entries = gamelog.decode(await store.read(game_id))
     assert entries[version].command.command_id == f"ai:{game_id}:{version}:0"
+    # A rescue that acts means a dispatch was lost: /metrics shows it (worth an alert).
+    assert METRICS.deadlines("ai", "acted")._value.get() == rescued + 1
 
 
 async def test_no_rescue_fires_when_the_ai_played_in_time() -> None:
@@ -216,7 +220,11 @@ async def test_no_rescue_fires_when_the_ai_played_in_time() -> None:
     seat = TOY.to_act((await host.load(game_id)).state)[0]
     assert await host.play_ai_turn(game_id, version, seat)  # the ordinary dispatch
     clock.now += 31
+    rescued = METRICS.deadlines("ai", "acted")._value.get()
+    nothing = METRICS.deadlines("ai", "nothing")._value.get()
     assert await scheduler.tick() == 0
+    assert METRICS.deadlines("ai", "acted")._value.get() == rescued
+    assert METRICS.deadlines("ai", "nothing")._value.get() == nothing + 1
     assert await store.version(game_id) == version + 1
 
 
