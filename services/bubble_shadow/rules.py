@@ -251,7 +251,8 @@ def to_act(state: State) -> list[int]:
         assert state.pending is not None
         return [state.pending.mortal]
     if state.stage == pb.STAGE_PHASE_END:
-        return [state.phase_order[0]]
+        # Between the last phase-end action and the next phase's start (one batch) nobody acts.
+        return list(state.phase_order[:1])
     if state.stage == pb.STAGE_CROWN:
         return [state.crown_holder]
     if state.stage == pb.STAGE_SNAKE:
@@ -439,7 +440,7 @@ def _after_turn(state: State, rng: Rng) -> list[pb.Event]:
 
 
 def _decide_phase_action(state: State, seat: int, cmd: pb.Command, rng: Rng) -> list[pb.Event]:
-    if state.stage != pb.STAGE_PHASE_END or seat != state.phase_order[0]:
+    if state.stage != pb.STAGE_PHASE_END or seat not in state.phase_order[:1]:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn to act at this phase end")
     if cmd.WhichOneof("kind") == "declare_satisfaction":
         if state.satisfied_seat >= 0:
