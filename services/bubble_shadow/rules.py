@@ -22,6 +22,7 @@ from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Sea
 
 Price = tuple[int, int]
 PayOrder = tuple[tuple[int, bool], ...]
+Paid = tuple[tuple[int, bool, int], ...]  # tokens handed over: (token, from behind, received as)
 
 HAND_SIZE = 6
 PUBLIC_PACTS = 3
@@ -51,8 +52,10 @@ class Signed:
 
     card: int
     mortal: int
-    magician_paid: Price
-    mortal_paid: Price
+    magician_price: Price  # the end each one owed
+    mortal_price: Price
+    magician_paid: Paid = ()  # what each one handed over: as much as they could (ruling 10)
+    mortal_paid: Paid = ()
 
 
 @dataclass(frozen=True)
@@ -739,8 +742,10 @@ def _evolve_pact_signed(state: State, e: pb.PactSigned) -> State:
     signed = Signed(
         card=state.pending.card,
         mortal=e.mortal,
-        magician_paid=(e.magician_price.token, e.magician_price.quantity),
-        mortal_paid=(e.mortal_price.token, e.mortal_price.quantity),
+        magician_price=(e.magician_price.token, e.magician_price.quantity),
+        mortal_price=(e.mortal_price.token, e.mortal_price.quantity),
+        magician_paid=tuple((t.token, t.behind, t.received_as) for t in e.magician_paid),
+        mortal_paid=tuple((t.token, t.behind, t.received_as) for t in e.mortal_paid),
     )
     mag = players[e.magician]
     players[e.magician] = replace(mag, pacts=(*mag.pacts, signed))

@@ -11,12 +11,30 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import Player, State, _stage, outcome, to_act
+from services.bubble_shadow.rules import Paid, Player, Signed, State, _stage, outcome, to_act
 from services.core.decider import Rng
 
 
 def _price(p: tuple[int, int] | None) -> pb.Price | None:
     return pb.Price(token=p[0], quantity=p[1]) if p else None
+
+
+def _signed_view(s: Signed) -> pb.SignedPactView:
+    """A signed pact: what each side owed and what each actually paid (payments are public)."""
+
+    def tokens(paid: Paid) -> list[pb.TokenPaid]:
+        return [pb.TokenPaid(token=t, behind=b, received_as=r) for t, b, r in paid]
+
+    return pb.SignedPactView(
+        card=s.card,
+        mortal=s.mortal,
+        magician_paid=pb.Price(token=s.magician_price[0], quantity=len(s.magician_paid)),
+        mortal_paid=pb.Price(token=s.mortal_price[0], quantity=len(s.mortal_paid)),
+        magician_price=_price(s.magician_price),
+        mortal_price=_price(s.mortal_price),
+        magician_tokens=tokens(s.magician_paid),
+        mortal_tokens=tokens(s.mortal_paid),
+    )
 
 
 def _player_view(state: State, seat: int, player: Player, viewer: int | None) -> pb.PlayerView:
@@ -28,11 +46,7 @@ def _player_view(state: State, seat: int, player: Player, viewer: int | None) ->
         behind=tk.to_pb(player.behind) if mine or state.revealed else [],
         hand_count=len(player.hand),
         hand=[card_pb(c) for c in player.hand] if mine else [],
-        pacts=[
-            pb.SignedPactView(card=s.card, mortal=s.mortal, magician_paid=_price(s.magician_paid),
-                              mortal_paid=_price(s.mortal_paid))
-            for s in player.pacts
-        ],
+        pacts=[_signed_view(s) for s in player.pacts],
         soul=player.soul,
         satisfied=player.satisfied,
     )
