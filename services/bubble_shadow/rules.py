@@ -29,6 +29,7 @@ PUBLIC_PACTS = 3
 PACTS_PER_ROUND = 4
 ROUNDS = 3
 SOUL_TO_END = 6  # "more than 5 Soul Tokens"
+SOUL_SUPPLY = 30  # "30 Soul Tokens": never runs out (test_soul_supply_cannot_run_out)
 TOKENS_DRAWN = 11
 TOKENS_DRAWN_COMPLACENCY = 5
 PHASE_DRAW = {0: 3, 1: 3, 2: 2, 3: 1, 4: 0}  # Complacency: tokens drawn by pacts signed
