@@ -11,7 +11,16 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import Paid, Player, Signed, State, _stage, outcome, to_act
+from services.bubble_shadow.rules import (
+    Paid,
+    Player,
+    Signed,
+    State,
+    _stage,
+    outcome,
+    snake_options,
+    to_act,
+)
 from services.core.decider import Rng
 
 
@@ -98,7 +107,8 @@ def _hide_deal(deal: pb.SeatDeal) -> None:
 
 def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
     kind = event.WhichOneof("kind")
-    if kind not in ("round_started", "tokens_drawn", "faces_chosen", "pact_played"):
+    if kind not in ("round_started", "tokens_drawn", "faces_chosen", "pact_played",
+                    "snake_chosen"):
         return event
     out = pb.Event()
     out.CopyFrom(event)
@@ -114,6 +124,10 @@ def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
     elif kind == "tokens_drawn":
         if out.tokens_drawn.deal.seat != seat:
             _hide_deal(out.tokens_drawn.deal)
+    elif kind == "snake_chosen":
+        # Answered with the screens closed: the price would tell what is behind the screen.
+        if out.snake_chosen.seat != seat:
+            out.snake_chosen.ClearField("price")
     elif out.faces_chosen.seat != seat:
         out.faces_chosen.ClearField("faces")
     return out
@@ -147,7 +161,16 @@ def redeal(state: State, seat: int, rng: Rng) -> State:
         if s not in state.faces_pending:
             drawn = _random_faces(drawn, rng)
         players[s] = replace(players[s], behind=drawn)
-    return replace(state, players=tuple(players), bag=tk.add(bag, crown))
+    state = replace(state, players=tuple(players), bag=tk.add(bag, crown))
+    return replace(state, snake_chosen=tuple(
+        (s, price if s == seat else _any_snake_answer(state, s, rng))
+        for s, price in state.snake_chosen))
+
+
+def _any_snake_answer(state: State, seat: int, rng: Rng) -> int:
+    """A hidden answer at the Snake step that fits `seat`'s re-dealt tokens."""
+    choices = snake_options(state, seat)
+    return rng.choice(choices) if len(choices) > 1 else pb.TOKEN_UNSPECIFIED
 
 
 def _random_faces(tokens: tk.Tokens, rng: Rng) -> tk.Tokens:

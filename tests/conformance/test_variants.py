@@ -15,6 +15,7 @@ from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from tests.conformance.test_conformance import check_no_leak_in_feed, check_no_leak_in_views
 
 SEEDS = range(3)
 MAX_COMMANDS = 20_000
@@ -33,6 +34,9 @@ def tables() -> list[tuple[str, Variant]]:
 
 TABLES = tables()
 IDS = [f"{name}: {variant.name}" for name, variant in TABLES]
+# The variants of games that hide something (the default tables have their own leak tests).
+HIDDEN = [(n, v) for n, v in TABLES if v.name != "default" and registry.game(n).redeal]
+HIDDEN_IDS = [f"{name}: {variant.name}" for name, variant in HIDDEN]
 
 
 def seats(variant: Variant, kind: str = "human") -> list[Seat]:
@@ -120,3 +124,14 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
         _, state, at = await host.replay_to(game_id, version)
         for viewer in every_viewer(variant):
             assert host.view_of(loaded, viewer, state, at).version == at
+
+
+@pytest.mark.parametrize("name,variant", HIDDEN, ids=HIDDEN_IDS)
+def test_no_leak_in_any_variant(name: str, variant: Variant) -> None:
+    """The conformance leak tests (test_conformance.py) on each variant: re-dealing what a
+    seat cannot see changes neither its view, a spectator's, its legal commands, the rules'
+    answers to it, nor the events it is shown. Checked every 3 commands, so that short steps
+    (the Snake answers before resolution) are met."""
+    game = registry.game(name)
+    check_no_leak_in_views(game, variant.options, variant.seats, every=3)
+    check_no_leak_in_feed(game, variant.options, variant.seats, seeds=2)
