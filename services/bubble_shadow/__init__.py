@@ -6,7 +6,27 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import rules, views
 from services.bubble_shadow.bots import BOTS
-from services.core.decider import Game
+from services.core.decider import Game, Variant
+
+
+def variants() -> list[Variant]:
+    """Every seat count, the Complacency variant and the special tokens (conformance suite)."""
+    everything = pb.Options(all_special_tokens=True)
+    return [
+        Variant("2 players", 2, pb.Options()),
+        Variant("4 players", 4, pb.Options()),
+        Variant("5 players", 5, pb.Options()),
+        Variant("2 players, all special tokens", 2, everything),
+        Variant("3 players, all special tokens", 3, everything),
+        Variant("4 players, all special tokens, Crown swaps its holder's counts", 4,
+                pb.Options(all_special_tokens=True, crown_swaps_holder_only=True)),
+        Variant("3 players, Complacency", 3, pb.Options(complacency=True)),
+        Variant("4 players, Complacency, all special tokens", 4,
+                pb.Options(complacency=True, all_special_tokens=True)),
+        Variant("5 players, Complacency, all special tokens", 5,
+                pb.Options(complacency=True, all_special_tokens=True)),
+    ]
+
 
 GAME: Game[rules.State] = Game(
     name="bubble_shadow",
@@ -26,4 +46,5 @@ GAME: Game[rules.State] = Game(
     bots=BOTS,
     default_bot="greedy",
     redeal=views.redeal,
+    variants=variants,
 )

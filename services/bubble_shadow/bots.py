@@ -181,7 +181,8 @@ def greedy_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
             if view.crown_swaps_holder_only and seat != view.crown_holder:
                 swap = None  # the Crown changed only its holder's counts
             t = list(tk.tally(mine, swap))
-            t[tk.INDEX[cmd.discard_for_snake.price]] -= 5
+            if cmd.discard_for_snake.price:  # no price: the Snake has no choice to make
+                t[tk.INDEX[cmd.discard_for_snake.price]] -= 5
             return _linear((t[0], t[1], t[2]))
 
         return max(legal, key=after_snake)

@@ -22,12 +22,14 @@ from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Sea
 
 Price = tuple[int, int]
 PayOrder = tuple[tuple[int, bool], ...]
+Paid = tuple[tuple[int, bool, int], ...]  # tokens handed over: (token, from behind, received as)
 
 HAND_SIZE = 6
 PUBLIC_PACTS = 3
 PACTS_PER_ROUND = 4
 ROUNDS = 3
 SOUL_TO_END = 6  # "more than 5 Soul Tokens"
+SOUL_SUPPLY = 30  # "30 Soul Tokens": never runs out (test_soul_supply_cannot_run_out)
 TOKENS_DRAWN = 11
 TOKENS_DRAWN_COMPLACENCY = 5
 PHASE_DRAW = {0: 3, 1: 3, 2: 2, 3: 1, 4: 0}  # Complacency: tokens drawn by pacts signed
@@ -51,8 +53,10 @@ class Signed:
 
     card: int
     mortal: int
-    magician_paid: Price
-    mortal_paid: Price
+    magician_price: Price  # the end each one owed
+    mortal_price: Price
+    magician_paid: Paid = ()  # what each one handed over: as much as they could (ruling 10)
+    mortal_paid: Paid = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class Pending:
 class State:
     n: int
     complacency: bool
+    snakes_unseen: bool  # every seat answers the Snake step before the screens open (17)
     crown_holder_only: bool  # the Crown's swap changes only its holder's counts (ruling 16a)
     faces_in_game: bool  # Palettes or Chess Pieces are in the pool
     pool: tk.Tokens  # every Price Token of this game
@@ -116,6 +121,7 @@ class State:
     revealed: bool = False
     tallies: tuple[tk.Tally, ...] = ()
     snake_pending: tuple[int, ...] = ()
+    snake_chosen: tuple[tuple[int, int], ...] = ()  # (seat, price) answered, screens closed
     last_round: tuple[tuple[tk.Tally, int], ...] = ()  # per seat: tally, souls scored
     last_round_no: int = 0
     winners: tuple[int, ...] | None = None
@@ -185,7 +191,8 @@ def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> list[pb.Event
         )
     first = pb.Event(
         game_set_up=pb.GameSetUp(
-            players=n, options=options, pool=tk.to_pb(pool), first_magician=rng.below(n)
+            players=n, options=options, pool=tk.to_pb(pool), first_magician=rng.below(n),
+            snakes_choose_unseen=True,
         )
     )
     state = evolve(None, first)
@@ -251,7 +258,8 @@ def to_act(state: State) -> list[int]:
         assert state.pending is not None
         return [state.pending.mortal]
     if state.stage == pb.STAGE_PHASE_END:
-        return [state.phase_order[0]]
+        # Between the last phase-end action and the next phase's start (one batch) nobody acts.
+        return list(state.phase_order[:1])
     if state.stage == pb.STAGE_CROWN:
         return [state.crown_holder]
     if state.stage == pb.STAGE_SNAKE:
@@ -439,7 +447,7 @@ def _after_turn(state: State, rng: Rng) -> list[pb.Event]:
 
 
 def _decide_phase_action(state: State, seat: int, cmd: pb.Command, rng: Rng) -> list[pb.Event]:
-    if state.stage != pb.STAGE_PHASE_END or seat != state.phase_order[0]:
+    if state.stage != pb.STAGE_PHASE_END or seat not in state.phase_order[:1]:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn to act at this phase end")
     if cmd.WhichOneof("kind") == "declare_satisfaction":
         if state.satisfied_seat >= 0:
@@ -493,7 +501,7 @@ def _decide_faces(state: State, seat: int, cmd: pb.ChooseFaces) -> list[pb.Event
 def _end_round(state: State, rng: Rng) -> list[pb.Event]:
     ended = pb.Event(round_ended=pb.RoundEnded(round=state.round, crown_holder=state.crown_holder))
     after = evolve(state, ended)
-    if after.stage == pb.STAGE_CROWN:
+    if after.stage == pb.STAGE_CROWN or after.snake_pending:
         return [ended]
     return [ended, *_reveal(after, rng)]
 
@@ -506,7 +514,10 @@ def _decide_crown(state: State, seat: int, cmd: pb.UseCrown, rng: Rng) -> list[p
                       or cmd.first == cmd.second):
         raise RuleError("BAD_CROWN_SWAP", "name two different main prices, or none to forgo")
     used = pb.Event(crown_used=pb.CrownUsed(seat=seat, swap=cmd))
-    return [used, *_reveal(evolve(state, used), rng)]
+    after = evolve(state, used)
+    if after.snake_pending:
+        return [used]
+    return [used, *_reveal(after, rng)]
 
 
 def crown_swap_for(state: State, seat: int) -> tuple[int, int] | None:
@@ -518,7 +529,8 @@ def crown_swap_for(state: State, seat: int) -> tuple[int, int] | None:
 
 
 def _reveal(state: State, rng: Rng) -> list[pb.Event]:
-    """Screens open; the Snakes bite (automatically where only one price reaches 5)."""
+    """Screens open; the Snakes bite: by the answers given with the screens closed, or (in
+    games from before ruling 17 changed) automatically where only one price reaches 5."""
     revealed = pb.Event(
         tokens_revealed=pb.TokensRevealed(
             seats=[
@@ -528,11 +540,13 @@ def _reveal(state: State, rng: Rng) -> list[pb.Event]:
         )
     )
     events = [revealed]
+    chosen = dict(state.snake_chosen)
     state = evolve(state, revealed)
     for seat, player in enumerate(state.players):
         choices = tk.snake_choices(player.tokens, state.tallies[seat])
-        if len(choices) == 1:
-            events.append(_snake_event(state, seat, choices[0]))
+        if len(choices) == 1 or (choices and seat in chosen):
+            price = choices[0] if len(choices) == 1 else chosen[seat]
+            events.append(_snake_event(state, seat, price))
             state = evolve(state, events[-1])
     if state.snake_pending:
         return events
@@ -546,9 +560,19 @@ def _snake_event(state: State, seat: int, price: int) -> pb.Event:
     )
 
 
+def snake_options(state: State, seat: int) -> list[int]:
+    """The prices `seat`'s Snake may discard 5 of, by its counts after the Crown."""
+    me = state.player(seat)
+    if state.revealed:
+        return tk.snake_choices(me.tokens, state.tallies[seat])
+    return tk.snake_choices(me.tokens, tk.tally(me.tokens, crown_swap_for(state, seat)))
+
+
 def _decide_snake(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng) -> list[pb.Event]:
     if state.stage != pb.STAGE_SNAKE or seat not in state.snake_pending:
         raise RuleError("NOT_YOUR_TURN", "you have no Snake to resolve now")
+    if not state.revealed:
+        return _decide_snake_unseen(state, seat, cmd, rng)
     choices = tk.snake_choices(state.player(seat).tokens, state.tallies[seat])
     if cmd.price not in choices:
         names = " or ".join(_price_name(p) for p in choices)
@@ -558,6 +582,23 @@ def _decide_snake(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng) ->
     if after.snake_pending:
         return [event]
     return [event, *_resolve(after, rng)]
+
+
+def _decide_snake_unseen(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng
+                         ) -> list[pb.Event]:
+    """Every seat answers with the screens closed; the last answer opens them."""
+    choices = snake_options(state, seat)
+    if len(choices) > 1 and cmd.price not in choices:
+        names = " or ".join(_price_name(p) for p in choices)
+        raise RuleError("BAD_SNAKE_DISCARD", f"discard 5 of a price that reaches 5: {names}")
+    if len(choices) < 2 and cmd.price not in (pb.TOKEN_UNSPECIFIED, *choices):
+        raise RuleError("BAD_SNAKE_DISCARD",
+                        "your Snake has no choice to make: send no price")
+    chosen = pb.Event(snake_chosen=pb.SnakeChosen(seat=seat, price=cmd.price))
+    after = evolve(state, chosen)
+    if after.snake_pending:
+        return [chosen]
+    return [chosen, *_reveal(after, rng)]
 
 
 def _resolve(state: State, rng: Rng) -> list[pb.Event]:
@@ -623,6 +664,7 @@ def evolve(state: State | None, event: pb.Event) -> State:
         return State(
             n=e.players,
             complacency=e.options.complacency,
+            snakes_unseen=e.snakes_choose_unseen,
             crown_holder_only=e.options.crown_swaps_holder_only,
             faces_in_game=pool[pb.PALETTE] + pool[pb.CHESS] > 0,
             pool=pool,
@@ -668,6 +710,7 @@ def _evolve_round_started(state: State, e: pb.RoundStarted) -> State:
         revealed=False,
         tallies=(),
         snake_pending=(),
+        snake_chosen=(),
     )
 
 
@@ -738,8 +781,10 @@ def _evolve_pact_signed(state: State, e: pb.PactSigned) -> State:
     signed = Signed(
         card=state.pending.card,
         mortal=e.mortal,
-        magician_paid=(e.magician_price.token, e.magician_price.quantity),
-        mortal_paid=(e.mortal_price.token, e.mortal_price.quantity),
+        magician_price=(e.magician_price.token, e.magician_price.quantity),
+        mortal_price=(e.mortal_price.token, e.mortal_price.quantity),
+        magician_paid=tuple((t.token, t.behind, t.received_as) for t in e.magician_paid),
+        mortal_paid=tuple((t.token, t.behind, t.received_as) for t in e.mortal_paid),
     )
     mag = players[e.magician]
     players[e.magician] = replace(mag, pacts=(*mag.pacts, signed))
@@ -801,13 +846,31 @@ def _evolve_phase_started(state: State, e: pb.PhaseStarted) -> State:
 def _evolve_round_ended(state: State, e: pb.RoundEnded) -> State:
     # The player who declared satisfaction rejoins for resolution.
     players = tuple(replace(p, satisfied=False) for p in state.players)
-    stage = pb.STAGE_CROWN if e.crown_holder >= 0 else pb.STAGE_SNAKE
-    return replace(state, players=players, stage=stage)
+    if e.crown_holder >= 0:
+        return replace(state, players=players, stage=pb.STAGE_CROWN)
+    return replace(state, players=players, stage=pb.STAGE_SNAKE,
+                   snake_pending=_snake_step(state))
 
 
 def _evolve_crown_used(state: State, e: pb.CrownUsed) -> State:
     swap = (e.swap.first, e.swap.second) if e.swap.first else None
-    return replace(state, crown_swap=swap, stage=pb.STAGE_SNAKE)
+    return replace(state, crown_swap=swap, stage=pb.STAGE_SNAKE,
+                   snake_pending=_snake_step(state))
+
+
+def _snake_step(state: State) -> tuple[int, ...]:
+    """Who answers the Snake step with the screens closed: every seat while a Snake is in the
+    game, so that being asked tells nothing about who holds one (ruling 17)."""
+    in_game = tk.sub(state.pool, state.out_of_game)[pb.SNAKE] > 0
+    return tuple(range(state.n)) if state.snakes_unseen and in_game else ()
+
+
+def _evolve_snake_chosen(state: State, e: pb.SnakeChosen) -> State:
+    return replace(
+        state,
+        snake_chosen=(*state.snake_chosen, (e.seat, e.price)),
+        snake_pending=tuple(s for s in state.snake_pending if s != e.seat),
+    )
 
 
 def _evolve_tokens_revealed(state: State, e: pb.TokensRevealed) -> State:
@@ -867,6 +930,7 @@ _EVOLVE = {
     "round_ended": _evolve_round_ended,
     "crown_used": _evolve_crown_used,
     "tokens_revealed": _evolve_tokens_revealed,
+    "snake_chosen": _evolve_snake_chosen,
     "snake_discarded": _evolve_snake_discarded,
     "round_resolved": _evolve_round_resolved,
     "game_ended": _evolve_game_ended,
@@ -901,7 +965,9 @@ def legal_actions(state: State, seat: int) -> list[pb.Command]:
                  (pb.MOON, pb.BUBBLE), (pb.SILVER, pb.BUBBLE)]
         return [pb.Command(use_crown=pb.UseCrown(first=a, second=b)) for a, b in pairs]
     if stage == pb.STAGE_SNAKE:
-        choices = tk.snake_choices(state.player(seat).tokens, state.tallies[seat])
+        choices = snake_options(state, seat)
+        if not state.revealed and len(choices) < 2:
+            return [pb.Command(discard_for_snake=pb.DiscardForSnake())]
         return [pb.Command(discard_for_snake=pb.DiscardForSnake(price=p)) for p in choices]
     return []
 

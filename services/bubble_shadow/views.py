@@ -11,12 +11,39 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import Player, State, _stage, outcome, to_act
+from services.bubble_shadow.rules import (
+    Paid,
+    Player,
+    Signed,
+    State,
+    _stage,
+    outcome,
+    snake_options,
+    to_act,
+)
 from services.core.decider import Rng
 
 
 def _price(p: tuple[int, int] | None) -> pb.Price | None:
     return pb.Price(token=p[0], quantity=p[1]) if p else None
+
+
+def _signed_view(s: Signed) -> pb.SignedPactView:
+    """A signed pact: what each side owed and what each actually paid (payments are public)."""
+
+    def tokens(paid: Paid) -> list[pb.TokenPaid]:
+        return [pb.TokenPaid(token=t, behind=b, received_as=r) for t, b, r in paid]
+
+    return pb.SignedPactView(
+        card=s.card,
+        mortal=s.mortal,
+        magician_paid=pb.Price(token=s.magician_price[0], quantity=len(s.magician_paid)),
+        mortal_paid=pb.Price(token=s.mortal_price[0], quantity=len(s.mortal_paid)),
+        magician_price=_price(s.magician_price),
+        mortal_price=_price(s.mortal_price),
+        magician_tokens=tokens(s.magician_paid),
+        mortal_tokens=tokens(s.mortal_paid),
+    )
 
 
 def _player_view(state: State, seat: int, player: Player, viewer: int | None) -> pb.PlayerView:
@@ -28,11 +55,7 @@ def _player_view(state: State, seat: int, player: Player, viewer: int | None) ->
         behind=tk.to_pb(player.behind) if mine or state.revealed else [],
         hand_count=len(player.hand),
         hand=[card_pb(c) for c in player.hand] if mine else [],
-        pacts=[
-            pb.SignedPactView(card=s.card, mortal=s.mortal, magician_paid=_price(s.magician_paid),
-                              mortal_paid=_price(s.mortal_paid))
-            for s in player.pacts
-        ],
+        pacts=[_signed_view(s) for s in player.pacts],
         soul=player.soul,
         satisfied=player.satisfied,
     )
@@ -84,7 +107,8 @@ def _hide_deal(deal: pb.SeatDeal) -> None:
 
 def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
     kind = event.WhichOneof("kind")
-    if kind not in ("round_started", "tokens_drawn", "faces_chosen", "pact_played"):
+    if kind not in ("round_started", "tokens_drawn", "faces_chosen", "pact_played",
+                    "snake_chosen"):
         return event
     out = pb.Event()
     out.CopyFrom(event)
@@ -100,6 +124,10 @@ def redact(event: pb.Event, seat: int | None) -> pb.Event | None:
     elif kind == "tokens_drawn":
         if out.tokens_drawn.deal.seat != seat:
             _hide_deal(out.tokens_drawn.deal)
+    elif kind == "snake_chosen":
+        # Answered with the screens closed: the price would tell what is behind the screen.
+        if out.snake_chosen.seat != seat:
+            out.snake_chosen.ClearField("price")
     elif out.faces_chosen.seat != seat:
         out.faces_chosen.ClearField("faces")
     return out
@@ -133,7 +161,16 @@ def redeal(state: State, seat: int, rng: Rng) -> State:
         if s not in state.faces_pending:
             drawn = _random_faces(drawn, rng)
         players[s] = replace(players[s], behind=drawn)
-    return replace(state, players=tuple(players), bag=tk.add(bag, crown))
+    state = replace(state, players=tuple(players), bag=tk.add(bag, crown))
+    return replace(state, snake_chosen=tuple(
+        (s, price if s == seat else _any_snake_answer(state, s, rng))
+        for s, price in state.snake_chosen))
+
+
+def _any_snake_answer(state: State, seat: int, rng: Rng) -> int:
+    """A hidden answer at the Snake step that fits `seat`'s re-dealt tokens."""
+    choices = snake_options(state, seat)
+    return rng.choice(choices) if len(choices) > 1 else pb.TOKEN_UNSPECIFIED
 
 
 def _random_faces(tokens: tk.Tokens, rng: Rng) -> tk.Tokens:

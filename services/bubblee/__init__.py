@@ -7,7 +7,21 @@ from arbiter.bubblee.v1 import bubblee_pb2
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import observe
-from services.core.decider import Game
+from services.core.decider import Game, Variant
+
+
+def variants() -> list[Variant]:
+    """The rulebook's variants and solo levels (conformance suite)."""
+    o = bubblee_pb2.Options
+    return [
+        Variant("no powers", 2, o(no_powers=True)),
+        Variant("1 extra black", 2, o(extra_blacks=1)),
+        Variant("2 extra blacks", 2, o(extra_blacks=2)),
+        Variant("opponent lines grant powers", 2, o(opponent_lines_grant_powers=True)),
+        Variant("solo level 1", 1, o(solo_level=1)),
+        Variant("solo level 20, 2 extra blacks", 1, o(solo_level=20, extra_blacks=2)),
+    ]
+
 
 GAME: Game[rules.State] = Game(
     name="bubblee",
@@ -28,4 +42,5 @@ GAME: Game[rules.State] = Game(
     default_bot="greedy",
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
+    variants=variants,
 )

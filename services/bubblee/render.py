@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee.board import HEIGHT, LETTERS, NAMES, WIDTH
+from services.bubblee.board import BLUE, HEIGHT, LETTERS, NAMES, PURPLE, WIDTH, YELLOW
 
 ANSI = {1: "31", 2: "35", 3: "34", 4: "32", 5: "33", 6: "90"}
 RESET = "\x1b[0m"
@@ -106,20 +106,45 @@ def _planet(cell: pb.PlanetCell) -> str:
     return f"column {cell.column + 1}, row {cell.row + 1} from the ground"
 
 
-def describe(command: pb.Command) -> str:
-    """A command in words, as the board above draws it (columns 1-5)."""
+def _describe_power(p: pb.ApplyPower, view: pb.View | None) -> str:
+    power = view.pool[p.index] if view is not None and p.index < len(view.pool) else 0
+    name = f"power {p.index}" + (f" ({NAMES[power]})" if power else "")
+    if p.HasField("a") and p.HasField("b"):
+        return f"{name}: swap {_planet(p.a)} with {_planet(p.b)}"
+    column = f"column {p.column + 1}"
+    if not p.HasField("a"):
+        if power == BLUE:
+            return f"{name}: drop the opponent's sky Bubblee of {column} onto their planet"
+        return f"{name}: {column}"
+    bubblee = "your Bubblee"
+    if view is not None:
+        cells = view.planets[view.turn].cells
+        index = p.a.row * WIDTH + p.a.column
+        if index < len(cells) and cells[index]:
+            bubblee = f"your {NAMES[cells[index]]} Bubblee"
+    moving = f"{bubblee} at {_planet(p.a)}"
+    if power == PURPLE:
+        return f"{name}: send {moving} to {column} of the opponent's planet"
+    if power == YELLOW:
+        return f"{name}: put {moving} in your score zone"
+    return f"{name}: move {moving} ({column})"
+
+
+def describe(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words, as the board above draws it (columns 1-5). With the view it is
+    sent from, a power names its colour and the colour of the Bubblee that moves, and a
+    forced placement says so."""
     kind = command.WhichOneof("kind")
     if kind == "place":
-        return f"place the drawn Bubblee in {_sky(command.place.cell)}"
+        forced = view is not None and list(view.sky).count(0) == 1
+        return (f"place the drawn Bubblee in {_sky(command.place.cell)}"
+                + (" (the only empty cell)" if forced else ""))
     if kind == "swap":
         return f"swap {_sky(command.swap.a)} with {_sky(command.swap.b)}"
     if kind == "drop":
         return f"drop {_sky(command.drop.a)} and {_sky(command.drop.b)}"
     if kind == "apply_power":
-        p = command.apply_power
-        if p.HasField("a"):
-            return f"power {p.index}: swap {_planet(p.a)} with {_planet(p.b)}"
-        return f"power {p.index}: column {p.column + 1}"
+        return _describe_power(command.apply_power, view)
     if kind == "decline_power":
         return f"decline power {command.decline_power.index}"
     return "no action"

@@ -418,7 +418,20 @@ def _check_can_drop(out: _Out) -> None:
     """A player who cannot drop (even after a swap) loses at once."""
     state = out.state
     if not any_legal_drop(state, state.turn, allow_swap=not state.swapped):
-        _game_over_loss(out, state.turn, "no legal drop: the planet is full")
+        _game_over_loss(out, state.turn, no_drop_reason(state, state.turn))
+
+
+def no_drop_reason(state: State, seat: int) -> str:
+    """Why `seat` cannot drop: a full planet, or room too small for any pair the sky offers
+    (a pair needs two cells: one free cell in a column takes only a horizontal pair's half)."""
+    heights = board.heights(state.planets[seat])
+    room = [c + 1 for c in range(WIDTH) if heights[c] < board.HEIGHT]
+    if not room:
+        return "no legal drop: the planet is full"
+    columns = ", ".join(str(c) for c in room)
+    where = f"column {columns} has" if len(room) == 1 else f"columns {columns} have"
+    return (f"no legal drop: only {where} room, and no pair of sky Bubblees fits without "
+            "leaving one above the planet")
 
 
 # Step 2: the optional swap.
@@ -720,12 +733,20 @@ def _green(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     _swap_targets(state, state.turn, cmd, applied)
 
 
-def _uncovered(state: State, planet: int, column: int) -> int:
-    """The cell of the top Bubblee of a column ("non recouvert")."""
+def _uncovered(state: State, planet: int, cmd: pb.ApplyPower) -> int:
+    """The cell of the top Bubblee of the command's column ("non recouvert"); a cell named
+    in `a` must be that one."""
+    column = cmd.column
     h = board.heights(state.planets[planet])[column]
     if not h:
         raise RuleError("COLUMN_EMPTY", f"column {column + 1} of your planet is empty", "column")
-    return (h - 1) * WIDTH + column
+    cell = (h - 1) * WIDTH + column
+    if cmd.HasField("a") and _planet_index(cmd.a, "a") != cell:
+        raise RuleError(
+            "NOT_UNCOVERED",
+            f"the Bubblee that moves is the uncovered one of column {column + 1}, at "
+            f"{_describe_planet(cell)}", "a")
+    return cell
 
 
 def send_target(state: State, planet: int, column: int) -> int | None:
@@ -755,7 +776,7 @@ def _target_cell(state: State, planet: int, column: int) -> int:
 
 def _purple(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     """Purple: send one of your uncovered Bubblees to the same column of the opponent."""
-    source = _uncovered(state, state.turn, cmd.column)
+    source = _uncovered(state, state.turn, cmd)
     target_planet = opponent_planet(state, state.turn)
     cell = _target_cell(state, target_planet, cmd.column)
     sent = applied.sent
@@ -781,7 +802,7 @@ def _blue(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
 
 def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
     """Yellow: put one of your uncovered Bubblees in your score zone."""
-    source = _uncovered(state, state.turn, cmd.column)
+    source = _uncovered(state, state.turn, cmd)
     banked = applied.banked
     banked.planet = state.turn
     _set_index(banked.cell, source)
@@ -1162,8 +1183,11 @@ def _pair_command(kind: str, a: int, b: int) -> pb.Command:
 def _legal_swaps_and_drops(state: State, seat: int) -> list[pb.Command]:
     out: list[pb.Command] = []
     if not state.swapped:
+        # Swapping two Bubblees of one colour changes nothing (and only gives up the swap):
+        # legal, but not offered.
         out.extend(
-            _pair_command("swap", a, b) for a, b in SKY_PAIRS if state.sky[a] and state.sky[b]
+            _pair_command("swap", a, b) for a, b in SKY_PAIRS
+            if state.sky[a] and state.sky[b] and state.sky[a] != state.sky[b]
         )
     out.extend(
         _pair_command("drop", a, b)
@@ -1188,6 +1212,7 @@ def _legal_powers(state: State, seat: int) -> list[pb.Command]:
             apply.index = index
             if a >= 0:
                 _set_index(apply.a, a)
+            if b >= 0:
                 _set_index(apply.b, b)
             apply.column = column
             out.append(cmd)
@@ -1206,19 +1231,24 @@ PLANET_PAIRS = tuple(
 
 
 def power_targets(state: State, seat: int, power: int) -> list[tuple[int, int, int]]:
-    """Every valid target of a power as (cell a, cell b, column); -1 where unused."""
+    """Every valid target of a power as (cell a, cell b, column); -1 where unused. Red and
+    green name the two cells swapped (never two of one colour: that changes nothing);
+    purple and yellow name in `a` the uncovered Bubblee that moves."""
     if power in (RED, GREEN):
         planet = seat if power == GREEN else opponent_planet(state, seat)
-        occ = board.occupied(state.planets[planet])
-        return [(a, b, 0) for a, b in PLANET_PAIRS if occ >> a & 1 and occ >> b & 1]
+        masks = state.planets[planet]
+        occ = board.occupied(masks)
+        return [(a, b, 0) for a, b in PLANET_PAIRS if occ >> a & 1 and occ >> b & 1
+                and board.colour_at(masks, a) != board.colour_at(masks, b)]
     own = board.heights(state.planets[seat])
+    top = [(own[c] - 1) * WIDTH + c for c in range(WIDTH)]
     if power == YELLOW:
-        return [(-1, -1, c) for c in range(WIDTH) if own[c]]
+        return [(top[c], -1, c) for c in range(WIDTH) if own[c]]
     target = opponent_planet(state, seat)
     if power == PURPLE:
-        candidates = [c for c in range(WIDTH) if own[c]]
-    else:
-        candidates = [c for c in range(WIDTH) if state.sky[target * WIDTH + c]]
+        return [(top[c], -1, c) for c in range(WIDTH)
+                if own[c] and send_target(state, target, c) is not None]
+    candidates = [c for c in range(WIDTH) if state.sky[target * WIDTH + c]]
     return [(-1, -1, c) for c in candidates if send_target(state, target, c) is not None]
 
 

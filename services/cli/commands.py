@@ -109,11 +109,12 @@ def _text(message: Any) -> str:
 
 
 def describer(game: Game) -> Any:
-    """The game's words for a command (render.describe), or the command as text."""
+    """The game's words for a command (render.describe(command, view=None)), or the command
+    as text."""
     try:
         return importlib.import_module(f"services.{game.name}.render").describe
     except (ImportError, AttributeError):
-        return _text
+        return lambda command, view=None: _text(command)
 
 
 # ---- play ---------------------------------------------------------------------------------
@@ -143,8 +144,9 @@ async def play(args: argparse.Namespace) -> int:
         if 0 not in game.to_act(loaded.state):
             continue
         legal = game.legal_actions(loaded.state, 0)
+        view = host.view_of(loaded, 0)
         for i, c in enumerate(legal):
-            print(f"  {i:3d}  {describe(c)}")
+            print(f"  {i:3d}  {describe(c, view)}")
         choice = input("your move> ").strip()
         if choice in {"q", "quit"}:
             return 0

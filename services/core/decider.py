@@ -159,6 +159,15 @@ class Bot(Protocol):
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A way to play a game besides its default options: a seat count and the options."""
+
+    name: str
+    seats: int
+    options: Message
+
+
+@dataclass(frozen=True)
 class Game(Generic[S]):
     """Everything the platform needs to know about one game."""
 
@@ -188,6 +197,8 @@ class Game(Generic[S]):
     deadlines: Callable[[S], list[tuple[float, Message]]] | None = None
     # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
     observe: Callable[[Message], dict[str, float]] | None = None
+    # The option variants and seat counts the conformance suite plays besides the default.
+    variants: Callable[[], Sequence[Variant]] | None = None
 
     @property
     def seat_count(self) -> int:

@@ -4,12 +4,27 @@ from __future__ import annotations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
-from services.core.decider import Game
+from services.core.decider import Game, Variant
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
+
+
+def variants() -> list[Variant]:
+    """Every seat count, the 4-player advanced structure, the Duo Jewel, a response deadline
+    (conformance suite)."""
+    o = moody_bear_pb2.Options
+    return [
+        Variant("3 players", 3, o()),
+        Variant("4 players", 4, o()),
+        Variant("4 players, five-player structure", 4, o(five_player_structure=True)),
+        Variant("5 players, Duo Jewel", 5, o(duo_jewel=True)),
+        Variant("4 players, Duo Jewel, response deadline", 4,
+                o(duo_jewel=True, response_deadline_seconds=30)),
+    ]
+
 
 GAME: Game[State] = Game(
     name="moody_bear",
@@ -30,6 +45,7 @@ GAME: Game[State] = Game(
     default_bot="keeper",
     redeal=redeal,
     deadlines=deadlines,
+    variants=variants,
 )
 
 __all__ = ["GAME"]

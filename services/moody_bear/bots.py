@@ -2,11 +2,13 @@
 
 - "random": any legal command.
 - "keeper": keeps its team's gems, cancels what hurts it, answers the Dark Swallow with a
-  Mace (or, as Solo, cancels the Mace), hunts its gems with combos and proclaims only when
-  its own hand is enough.
+  Mace (or, as Solo, cancels the Mace), hunts its gems with combos and proclaims when its
+  own hand is enough, or with a teammate when the two of them likely hold the gems.
 """
 
 from __future__ import annotations
+
+from math import comb
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
@@ -17,6 +19,14 @@ from .cards import Card, combo_of
 
 # Cards the keeper parts with last, most precious first (gems are added per team).
 PRECIOUS = (C.MACE, C.CANCEL, C.REVEAL)
+# The keeper proclaims with a teammate when the two of them hold the gems with at least this
+# chance (a wrong proclamation hands the win to the other colour; waiting lets the Dark
+# Swallow come).
+PROCLAIM_WITH_TEAMMATE_AT = 0.5
+# The teammate who gathers the gems holds a gem I cannot see about this many times as often
+# as another card I cannot see (keepers keep their gems and hand them to it); measured over
+# keeper games at 4 players.
+GATHERER_WEIGHT = 2.0
 
 
 def random_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
@@ -130,18 +140,92 @@ class Keeper:
         claim = self.proclaim()
         if claim is not None:
             return claim
+        gift = self.gem_to_teammate()
+        if gift is not None:
+            return gift
         plays = [c for c in self.legal if c.WhichOneof("kind") == "play"]
-        for pick in (self.request, self.steal, self.reveal):
+        # Find the teammate first: proclaiming together and gathering gems need it.
+        picks = (self.request, self.steal, self.reveal)
+        if self.teammate() is None and len(self.view.players) > 3:
+            picks = (self.reveal, self.request, self.steal)
+        for pick in picks:
             chosen = pick(plays, rng)
             if chosen is not None:
                 return chosen
         return None
 
     def proclaim(self) -> pb.Command | None:
-        alone = len(self.view.players) == 3  # a colour team of one needs 2 gems
-        if self.find("proclaim") and self.my_gems() >= (2 if alone else 3):
-            return pb.Command(proclaim=pb.Proclaim())
+        if not self.find("proclaim"):
+            return None
+        needed, _ = self.team_structure()
+        mine = self.my_gems()
+        mate = self.teammate()
+        if mine >= needed:
+            # Name the teammate when known: "s/he and his/her teammate ... has all the
+            # requirements" (the gems are in my hand, so naming it risks nothing).
+            together = pb.Proclaim() if mate is None else pb.Proclaim(teammate=mate)
+            return pb.Command(proclaim=together)
+        # Only the gatherer's partner counts on the gatherer's hand: the gatherer's partner
+        # hands its gems over, so the gatherer cannot count on it.
+        if mate is not None and mate < self.me:
+            if self.holds_at_least(mate, needed - mine) >= PROCLAIM_WITH_TEAMMATE_AT:
+                return pb.Command(proclaim=pb.Proclaim(teammate=mate))
         return None
+
+    def teammate(self) -> int | None:
+        """My teammate when the view tells: a team card seen, or the only seat left."""
+        needed, candidates = self.team_structure()
+        known = [s for s in candidates if self.view.players[s].team == self.team]
+        if known:
+            return known[0]
+        sure = len(self.view.players) in (4, 5) and not self.view.options.five_player_structure
+        return candidates[0] if sure and len(candidates) == 1 else None
+
+    def gem_to_teammate(self) -> pb.Command | None:
+        """Gather the team's gems in one hand: the teammate with the lower seat collects,
+        the other offers it each gem it holds (a keeper accepts a gem of its team)."""
+        mate = self.teammate()
+        if mate is None or mate > self.me:
+            return None
+        for card in self.view.hand:
+            if card in self.gems:
+                offer = pb.Command(offer=pb.Offer(target=mate, card=card))
+                if offer in self.legal:
+                    return offer
+        return None
+
+    def team_structure(self) -> tuple[int, list[int]]:
+        """The gems my team needs and the seats that may be my teammate. The team cards are
+        Red, Blue, Solo at 3 players (no teammate: 2 gems); Red, Red, Blue, Blue at 4 and
+        with a Solo at 5 (one teammate); with the 4-player advanced structure one of Red,
+        Red, Blue, Blue, Solo is set aside unseen, so my colour may have no other member."""
+        players = self.view.players
+        if len(players) == 3:
+            return 2, []
+        others = [p for p in players if p.seat != self.me]
+        known = [p.seat for p in others if p.team == self.team]
+        if known:
+            return 3, known
+        candidates = [p.seat for p in others if p.team == pb.TEAM_UNSPECIFIED]
+        if self.view.options.five_player_structure and not candidates:
+            return 2, []  # everyone else is known to be on another team: I am alone
+        return 3, candidates
+
+    def holds_at_least(self, seat: int, missing: int) -> float:
+        """The chance that the gatherer `seat` holds `missing` of my team's gems I cannot
+        see: each of them is in its hand with its share of the cards I cannot see (other
+        hands and the deck), its hand weighted by GATHERER_WEIGHT."""
+        total = 3 + (1 if self.view.options.duo_jewel else 0)
+        seen = sum(1 for c in (*self.view.hand, *self.view.discard) if c in self.gems)
+        unseen = total - seen
+        hand = self.view.players[seat].hand_size
+        rest = self.view.deck_size + sum(
+            p.hand_size for p in self.view.players if p.seat not in (self.me, seat))
+        if missing > min(unseen, hand) or hand + rest <= 0:
+            return 0.0
+        share = GATHERER_WEIGHT * hand / (GATHERER_WEIGHT * hand + rest)
+        return sum(comb(unseen, k) * share**k * (1 - share) ** (unseen - k)
+                   for k in range(missing, unseen + 1))
 
     def targets(self) -> list[int]:
         """Other players, not known teammates, biggest hands first."""

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from arbiter.shadow_council.v1 import shadow_council_pb2
 
-from services.core.decider import Game
+from services.core.decider import Game, Variant
 from services.shadow_council import rules, views
 from services.shadow_council.bots import BOTS
 from services.shadow_council.state import State, evolve
+
+
+def variants() -> list[Variant]:
+    """Every seat count, fewer and more rounds, the full deck (conformance suite)."""
+    o = shadow_council_pb2.Options
+    return [
+        Variant("4 players", 4, o()),
+        Variant("6 players", 6, o()),
+        Variant("4 players, 3 rounds, full deck", 4, o(rounds=3, full_deck=True)),
+        Variant("6 players, 7 rounds, full deck", 6, o(rounds=7, full_deck=True)),
+    ]
+
 
 GAME: Game[State] = Game(
     name="shadow_council",
@@ -27,4 +39,5 @@ GAME: Game[State] = Game(
     bots=dict(BOTS),
     default_bot="sleuth",
     redeal=views.redeal,
+    variants=variants,
 )

@@ -61,7 +61,7 @@ def play_game(n: int, seed: int, bots: list[str], **options: object) -> tuple[St
 
 # ---- Building tables by hand ------------------------------------------------------------
 
-DUMMY = Signed(card=0, mortal=0, magician_paid=(pb.MOON, 1), mortal_paid=(pb.SILVER, 1))
+DUMMY = Signed(card=0, mortal=0, magician_price=(pb.MOON, 1), mortal_price=(pb.SILVER, 1))
 
 
 def table(

@@ -184,3 +184,17 @@ def test_new_round_draws_five_tokens_each_in_the_variant() -> None:
     assert [d.token_count + d.crown for d in started.deals] == [5, 5, 5]
     assert [tk.total(p.tokens) for p in after.players] == [5, 5, 5]
     assert after.phase == 1 and not after.final_phase and after.satisfied_seat == -1
+
+
+def test_every_version_of_a_phase_end_can_be_viewed() -> None:
+    """The last phase-end action and the next phase's start come in one batch; the state
+    between them (every player has acted) is a version that Watch and Replay show."""
+    _, state = end_phase(phase_table(1))
+    for seat in (2, 0):
+        state = act(state, seat, DRAW)
+    events = decide_events(state, 1, DRAW)
+    assert kinds(events) == ["tokens_drawn", "phase_started"]
+    between = fold(state, events[:1])
+    assert GAME.to_act(between) == []
+    for seat in (None, 0, 1, 2):
+        assert GAME.view(between, seat).stage == pb.STAGE_PHASE_END

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
@@ -9,6 +10,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card
+from services.bubble_shadow.rules import ROUNDS, SOUL_SUPPLY
 
 from .helpers import act, decide_events, fold, kinds, last_turn, play, sign, tokens
 
@@ -174,3 +176,24 @@ def test_two_player_round_end_to_end() -> None:
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     # 0: (1 Moon, 3 Silver, 0 Bubbles); 1: (3, 0, 0). 0: Silver + Bubbles; 1: Moons + Bubbles.
     assert [t.soul for t in resolved.tallies] == [2, 2]
+
+
+def most_souls_in_a_round(n: int) -> int:
+    """The most Soul Tokens one round's resolution can hand out at n players. Scoring depends
+    only on who ties with whom for most Bubbles (Silver over 6 included), fewest Silver and
+    most Moons, so every such pattern is reached with Moons and Bubbles in {0, 1} and Silver
+    in {0, 1, 7}; scoring ignores seat order, so combinations of tallies suffice."""
+    kinds = list(itertools.product((0, 1), (0, 1, 7), (0, 1)))
+    scoring = tk.resolve_two if n == 2 else tk.resolve_many
+    return max(sum(scoring(t)) for t in itertools.combinations_with_replacement(kinds, n))
+
+
+def test_soul_supply_cannot_run_out() -> None:
+    """The box has 30 Soul Tokens and the game has at most 3 rounds. A round hands out at most
+    3n - 5 at 3-5 players (one player leaves on Bubbles, one scores 1 on Silver, the rest tie
+    on Moons for 3 each) and 8 at 2 players (both meet all three conditions): 10 x 3 = 30 at
+    5 players, so even the worst game uses the whole supply and no more."""
+    worst = {n: most_souls_in_a_round(n) for n in (2, 3, 4, 5)}
+    assert worst == {2: 8, 3: 4, 4: 7, 5: 10}
+    assert all(most * ROUNDS <= SOUL_SUPPLY for most in worst.values())
+    assert worst[5] * ROUNDS == SOUL_SUPPLY

@@ -11,7 +11,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.rules import legal_actions, signable_ends
-from services.bubble_shadow.views import view
+from services.bubble_shadow.views import redact, view
 from services.core.decider import MalformedCommand, RuleError
 
 from .helpers import act, decide_events, fold, kinds, last_turn, new_game, play, sign, table, tokens
@@ -32,6 +32,30 @@ def finish_turn(state):  # noqa: ANN001, ANN201
     state = act(state, 0, play(0, 1))
     events = decide_events(state, 1, sign(1))
     return events, fold(state, events)
+
+
+def snake_answer(price: int = pb.TOKEN_UNSPECIFIED) -> pb.Command:
+    return pb.Command(discard_for_snake=pb.DiscardForSnake(price=price))
+
+
+def answer_snakes(state, chosen: dict[int, int] | None = None):  # noqa: ANN001, ANN201
+    """Every seat asked at the Snake step answers, screens closed: the price in `chosen`, else
+    none. Returns the events and the state after."""
+    events: list[pb.Event] = []
+    while state.stage == pb.STAGE_SNAKE and not state.revealed and state.snake_pending:
+        seat = state.snake_pending[0]
+        new = decide_events(state, seat, snake_answer((chosen or {}).get(seat, 0)))
+        events += new
+        state = fold(state, new)
+    return events, state
+
+
+def crown_then_snakes(state, swap: pb.UseCrown, chosen: dict[int, int] | None = None
+                      ) -> list[pb.Event]:  # noqa: ANN001
+    """The Crown's holder (seat 2) acts, then every seat answers the Snake step."""
+    events = decide_events(state, 2, pb.Command(use_crown=swap))
+    more, _ = answer_snakes(fold(state, events), chosen)
+    return events + more
 
 
 # ---- Chess Pieces and Palettes ----------------------------------------------------------
@@ -133,8 +157,7 @@ def test_crown_holder_decides_before_resolution() -> None:
 def test_crown_swaps_two_quantities() -> None:
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1), 2: tokens(moon=1, bubble=4)})
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
-                                                                      second=pb.BUBBLE)))
+    events = crown_then_snakes(after, pb.UseCrown(first=pb.MOON, second=pb.BUBBLE))
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert (resolved.tallies[2].moons, resolved.tallies[2].bubbles) == (4, 1)
 
@@ -142,7 +165,7 @@ def test_crown_swaps_two_quantities() -> None:
 def test_crown_can_be_forgone() -> None:
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1), 2: tokens(moon=1, bubble=4)})
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown()))
+    events = crown_then_snakes(after, pb.UseCrown())
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert (resolved.tallies[2].moons, resolved.tallies[2].bubbles) == (1, 4)
 
@@ -167,8 +190,7 @@ def crown_round(holder_only: bool) -> pb.RoundResolved:
     state = crown_table(2, {0: tokens(moon=3), 1: tokens(silver=1, bubble=2),
                             2: tokens(moon=1, bubble=4)}, crown_swaps_holder_only=holder_only)
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
-                                                                      second=pb.BUBBLE)))
+    events = crown_then_snakes(after, pb.UseCrown(first=pb.MOON, second=pb.BUBBLE))
     return events[kinds(events).index("round_resolved")].round_resolved
 
 
@@ -196,8 +218,7 @@ def snake_under_crown(holder_only: bool) -> pb.SnakeDiscarded:
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(moon=5, silver=1, snake=1),
                             2: tokens(bubble=1)}, crown_swaps_holder_only=holder_only)
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
-                                                                      second=pb.BUBBLE)))
+    events = crown_then_snakes(after, pb.UseCrown(first=pb.MOON, second=pb.BUBBLE))
     return events[kinds(events).index("snake_discarded")].snake_discarded
 
 
@@ -222,44 +243,98 @@ def test_crown_holder_only_option_needs_a_crown() -> None:
     assert not view(new_game(3)[0], None).crown_swaps_holder_only
 
 
-def test_screens_open_after_the_crown_and_before_the_snakes() -> None:
-    state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1), 2: tokens(moon=3)})
-    _, after = finish_turn(state)
-    assert not after.revealed
-    assert view(after, 0).players[2].behind == []  # the Crown's holder decides blind
+def test_snake_owners_answer_with_the_screens_closed() -> None:
+    """Ruling 17: after the Crown every seat answers the Snake step before the screens open,
+    the Snake's owner with a price, the others with none; the last answer opens the screens."""
     crown = pb.Command(use_crown=pb.UseCrown())
-    events = decide_events(after, 2, crown)
-    # The screens open right after the Crown is used, before the round is resolved.
-    assert kinds(events)[:3] == ["crown_used", "tokens_revealed", "round_resolved"]
-    after = act(after, 2, crown)
-    assert after.revealed or after.round == 2
-    # With a Snake behind a screen the round stops, screens open, for its discard.
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1),
                             2: tokens(moon=6, snake=1, oyster=1, bubble=5)})
     _, after = finish_turn(state)
     assert not after.revealed
+    assert view(after, 0).players[2].behind == []  # the Crown's holder decides blind
+    assert kinds(decide_events(after, 2, crown)) == ["crown_used"]
+    after = act(after, 2, crown)
+    assert after.stage == pb.STAGE_SNAKE and not after.revealed
+    assert GAME.to_act(after) == [0, 1, 2]  # everyone, not only the Snake's owner
+    for seat in (0, 1):
+        assert view(after, seat).players[2].behind == []  # seat 2's screen is still closed
+        assert legal_actions(after, seat) == [snake_answer()]
+    assert view(after, 2).players[0].behind == []  # the owner chooses without seeing others
+    assert {c.discard_for_snake.price for c in legal_actions(after, 2)} == set(tk.MAIN)
+    after = act(after, 2, snake_answer(pb.MOON))
+    after = act(after, 0, snake_answer())
+    assert not after.revealed and GAME.to_act(after) == [1]
+    events = decide_events(after, 1, snake_answer())
+    assert kinds(events)[:3] == ["snake_chosen", "tokens_revealed", "snake_discarded"]
+    assert events[2].snake_discarded.price == pb.MOON
+
+
+def test_no_snake_step_without_a_snake_in_the_game() -> None:
+    state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1), 2: tokens(moon=3)})
+    state = replace(state, pool=tk.sub(state.pool, tokens(snake=state.pool[pb.SNAKE])))
+    _, after = finish_turn(state)
+    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown()))
+    assert kinds(events)[:3] == ["crown_used", "tokens_revealed", "round_resolved"]
+
+
+def test_a_snake_answer_is_hidden_from_the_other_seats() -> None:
+    _, after = snake_round(tokens(moon=6, snake=1, bubble=5))
+    (event,) = decide_events(after, 2, snake_answer(pb.BUBBLE))
+    assert redact(event, 2).snake_chosen.price == pb.BUBBLE
+    for other in (0, 1, None):
+        shown = redact(event, other).snake_chosen
+        assert shown.seat == 2 and shown.price == pb.TOKEN_UNSPECIFIED
+
+
+def test_a_seat_without_a_choice_names_no_price() -> None:
+    _, after = snake_round(tokens(moon=1, snake=1, bubble=5))  # only Bubbles reach 5
+    for price in (pb.MOON, pb.SILVER):
+        with pytest.raises(RuleError) as err:
+            act(after, 2, snake_answer(price))
+        assert err.value.code == "BAD_SNAKE_DISCARD"
+    act(after, 2, snake_answer(pb.BUBBLE))  # the one price its Snake must take is accepted
+    assert legal_actions(after, 2) == [snake_answer()]
+
+
+def test_games_from_before_the_change_open_the_screens_before_the_snakes() -> None:
+    """A game whose GameSetUp lacks `snakes_choose_unseen` replays and plays on as it was
+    played: the screens open after the Crown and only a Snake owner with a choice answers."""
+    crown = pb.Command(use_crown=pb.UseCrown())
+    state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1),
+                            2: tokens(moon=6, snake=1, oyster=1, bubble=5)})
+    state = replace(state, snakes_unseen=False)
+    _, after = finish_turn(state)
     assert kinds(decide_events(after, 2, crown)) == ["crown_used", "tokens_revealed"]
     after = act(after, 2, crown)
     assert after.revealed and after.stage == pb.STAGE_SNAKE and GAME.to_act(after) == [2]
+    events = decide_events(after, 2, snake_answer(pb.BUBBLE))
+    assert kinds(events)[0] == "snake_discarded"
 
 
 # ---- Snake ------------------------------------------------------------------------------
 
 
 def snake_round(seat2: tk.Tokens):  # noqa: ANN201
+    """The round ends (nobody holds the Crown) and stops at the Snake step."""
     state = last_turn({0: tokens(moon=1), 1: tokens(silver=1), 2: seat2}, **CROWN_OPTIONS)
     return finish_turn(state)
+
+
+def snake_events(seat2: tk.Tokens, chosen: dict[int, int] | None = None):  # noqa: ANN201
+    """The round ends and every seat answers the Snake step: all the events, the state."""
+    events, after = snake_round(seat2)
+    more, after = answer_snakes(after, chosen)
+    return events + more, after
 
 
 def test_snake_rulebook_example_paul() -> None:
     # Paul: 6 Moons, 2 Silver Coins (1 Snake, 1 Oyster = 5 Silver), 5 Bubbles: all reach 5.
     events, after = snake_round(tokens(moon=6, snake=1, oyster=1, bubble=5))
-    assert kinds(events)[-1] == "tokens_revealed"
-    assert after.stage == pb.STAGE_SNAKE and GAME.to_act(after) == [2]
+    assert kinds(events)[-1] == "round_ended"
+    assert after.stage == pb.STAGE_SNAKE and GAME.to_act(after) == [0, 1, 2]
     assert {c.discard_for_snake.price for c in legal_actions(after, 2)} == set(tk.MAIN)
-    events = decide_events(after, 2, pb.Command(discard_for_snake=pb.DiscardForSnake(
-        price=pb.BUBBLE)))  # he chooses to discard 5 Bubbles
-    discarded = events[0].snake_discarded
+    events, _ = answer_snakes(after, {2: pb.BUBBLE})  # he chooses to discard 5 Bubbles
+    discarded = events[kinds(events).index("snake_discarded")].snake_discarded
     assert tk.from_pb(discarded.removed) == tokens(bubble=5)
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert (resolved.tallies[2].moons, resolved.tallies[2].silver,
@@ -268,37 +343,38 @@ def test_snake_rulebook_example_paul() -> None:
 
 def test_snake_discard_must_name_a_price_that_reaches_five() -> None:
     _, after = snake_round(tokens(moon=6, snake=1, bubble=5))
-    with pytest.raises(RuleError) as err:
-        act(after, 2, pb.Command(discard_for_snake=pb.DiscardForSnake(price=pb.SILVER)))
-    assert err.value.code == "BAD_SNAKE_DISCARD"
+    for price in (pb.SILVER, pb.TOKEN_UNSPECIFIED):
+        with pytest.raises(RuleError) as err:
+            act(after, 2, snake_answer(price))
+        assert err.value.code == "BAD_SNAKE_DISCARD"
 
 
 def test_snake_with_one_choice_discards_automatically() -> None:
-    events, _ = snake_round(tokens(moon=1, snake=1, bubble=5))
+    events, _ = snake_events(tokens(moon=1, snake=1, bubble=5))
     discarded = events[kinds(events).index("snake_discarded")].snake_discarded
     assert discarded.seat == 2 and discarded.price == pb.BUBBLE
 
 
 def test_snake_without_a_price_reaching_five_does_nothing() -> None:
-    events, _ = snake_round(tokens(moon=4, snake=1, bubble=4))
+    events, _ = snake_events(tokens(moon=4, snake=1, bubble=4))
     assert "snake_discarded" not in kinds(events)
 
 
 def test_several_snakes_act_only_once() -> None:
-    events, _ = snake_round(tokens(snake=3, silver=7))
+    events, _ = snake_events(tokens(snake=3, silver=7))
     assert kinds(events).count("snake_discarded") == 1
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert resolved.tallies[2].silver == 5
 
 
 def test_snakes_may_be_discarded_as_silver() -> None:
-    events, _ = snake_round(tokens(snake=5))
+    events, _ = snake_events(tokens(snake=5))
     discarded = events[kinds(events).index("snake_discarded")].snake_discarded
     assert tk.from_pb(discarded.removed) == tokens(snake=5)
 
 
 def test_snake_discards_leave_the_game() -> None:
-    _, after = snake_round(tokens(moon=1, snake=1, bubble=5))
+    _, after = snake_events(tokens(moon=1, snake=1, bubble=5))
     assert after.out_of_game == tokens(bubble=5)
     in_play = tk.total(after.bag) + sum(tk.total(p.tokens) for p in after.players)
     assert in_play == tk.total(after.pool) - 5
@@ -307,7 +383,7 @@ def test_snake_discards_leave_the_game() -> None:
 def test_too_few_tokens_left_are_shared_one_at_a_time() -> None:
     # 3 players, 37 tokens, 5 left the game: 32 for 33 places. The starting Magician (the
     # last Mortal, seat 1) and the next player get 11, the third 10.
-    _, after = snake_round(tokens(moon=1, snake=1, bubble=5))
+    _, after = snake_events(tokens(moon=1, snake=1, bubble=5))
     assert [tk.total(p.tokens) for p in after.players] == [10, 11, 11]
     assert tk.total(after.bag) == 0
 
@@ -317,7 +393,7 @@ def test_snake_discard_takes_an_oyster_whole() -> None:
     # one Silver Coin, which leaves the Snake: the tally and the tokens both show 1 Silver.
     assert tk.snake_discard(tokens(silver=1, snake=1, oyster=1), pb.SILVER, None) == tokens(
         silver=1, oyster=1)
-    events, _ = snake_round(tokens(silver=1, snake=1, oyster=1))
+    events, _ = snake_events(tokens(silver=1, snake=1, oyster=1))
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert resolved.tallies[2].silver == 1
     discarded = events[kinds(events).index("snake_discarded")].snake_discarded
@@ -345,8 +421,7 @@ def test_before_resolution_order_apple_rose_crown_oyster_snake() -> None:
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1),
                             2: tokens(apple=4, moon=1, snake=1)})
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
-                                                                      second=pb.BUBBLE)))
+    events = crown_then_snakes(after, pb.UseCrown(first=pb.MOON, second=pb.BUBBLE))
     assert "snake_discarded" not in kinds(events)
     resolved = events[kinds(events).index("round_resolved")].round_resolved
     assert (resolved.tallies[2].moons, resolved.tallies[2].silver,
@@ -355,8 +430,7 @@ def test_before_resolution_order_apple_rose_crown_oyster_snake() -> None:
     state = crown_table(2, {0: tokens(moon=1), 1: tokens(silver=1),
                             2: tokens(oyster=1, moon=1, snake=1)})
     _, after = finish_turn(state)
-    events = decide_events(after, 2, pb.Command(use_crown=pb.UseCrown(first=pb.MOON,
-                                                                      second=pb.SILVER)))
+    events = crown_then_snakes(after, pb.UseCrown(first=pb.MOON, second=pb.SILVER))
     # Moon <-> Silver: 1 Moon (the Snake), 1 Silver (the Moon); then the Oyster adds 4.
     discarded = events[kinds(events).index("snake_discarded")].snake_discarded
     assert discarded.price == pb.SILVER

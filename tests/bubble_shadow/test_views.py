@@ -135,3 +135,22 @@ def all_tokens(state: State) -> tk.Tokens:
     for p in state.players:
         out = tk.add(out, tk.unfaced(p.tokens))
     return out
+
+
+def test_signed_pact_shows_what_was_paid_not_the_price_owed() -> None:
+    """Card 2 (1 Moon / 3 Silver Coins): the Mortal takes the Moon end, and the Magician, who
+    holds no Silver Coin, owes 3 and pays nothing (ruling 10). The view says so, as the event
+    does, and keeps the price owed beside it."""
+    state = table(hands={0: (2,)}, behind={0: tokens(bubble=2), 1: tokens(moon=1, silver=1)})
+    events = GAME.decide(act(state, 0, play(2, 1)), 1, sign(0), Rng.for_test(0))
+    signed = events[0].pact_signed
+    assert list(signed.magician_paid) == [] and len(signed.mortal_paid) == 1
+    state = act(act(state, 0, play(2, 1)), 1, sign(0))
+    for viewer in (None, 0, 1, 2):
+        pact = view(state, viewer).players[0].pacts[0]
+        assert (pact.magician_paid.token, pact.magician_paid.quantity) == (pb.SILVER, 0)
+        assert (pact.magician_price.token, pact.magician_price.quantity) == (pb.SILVER, 3)
+        assert (pact.mortal_paid.token, pact.mortal_paid.quantity) == (pb.MOON, 1)
+        assert (pact.mortal_price.token, pact.mortal_price.quantity) == (pb.MOON, 1)
+        assert list(pact.magician_tokens) == []
+        assert [(t.token, t.behind) for t in pact.mortal_tokens] == [(pb.MOON, True)]

@@ -124,3 +124,19 @@ def test_vertical_pair_into_column_of_three_legal_when_first_makes_room() -> Non
     assert [(lnd.colour, lnd.to_cell.row) for lnd in landings] == [(B, 3), (G, 4)]
     assert planet(after, 0) == [".....", ".....", "G....", "K...."]
     assert after.zones[0][B - 1] == 3
+
+
+def test_no_legal_drop_with_room_left_does_not_say_the_planet_is_full() -> None:
+    """Column 1 has one free cell: no pair fits (a vertical pair needs two cells there, a
+    horizontal one puts its other half above a full column), so the player loses (F3), but
+    the planet is not full and the reason says where the room is."""
+    state = table(planet0=(".PBGY", "PBGYR", "RPBGY", "PBGYR"), sky=("GPBYR", "R.GPB"),
+                  phase=pb.PHASE_PLACE, drawn=Y)
+    _, after = act(state, place(1, 0))
+    assert after.outcome is not None and after.outcome.winners == (1,)
+    reason = after.outcome.reason
+    assert "planet is full" not in reason
+    assert reason.startswith("no legal drop: only column 1 has room")
+    _, full = act(table(planet0=FULL, sky=("GPBYR", "R.GPB"), phase=pb.PHASE_PLACE, drawn=Y),
+                  place(1, 0))
+    assert full.outcome is not None and full.outcome.reason == "no legal drop: the planet is full"

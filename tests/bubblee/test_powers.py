@@ -7,10 +7,22 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
 from services.core.decider import MalformedCommand, Rng, RuleError
-from tests.bubblee.helpers import act, apply, decline, drop, kinds, of_kind, planet, table
+from tests.bubblee.helpers import (
+    START_PLANET,
+    act,
+    apply,
+    decline,
+    drop,
+    kinds,
+    of_kind,
+    planet,
+    swap,
+    table,
+)
 
 R, P, B, G, Y, K = board.COLOURS
 POWERS = pb.PHASE_POWERS
+START = START_PLANET
 
 
 def test_red_swaps_two_adjacent_on_opponent_planet() -> None:
@@ -214,3 +226,37 @@ def test_green_and_purple_move_black() -> None:
     _, after = act(after, apply(0, column=1))  # purple sends the black of column 2
     assert planet(after, 0)[-1] == "K...."
     assert planet(after, 1)[-1] == "KKK.K"  # black lines are never removed
+
+
+def test_swaps_of_one_colour_are_accepted_but_not_listed() -> None:
+    """T6: a swap of two Bubblees of one colour changes nothing; the rules accept it (P1)
+    but legal_actions does not offer it, in the sky or by red and green."""
+    state = table(sky=("RRBGY", "PBGYR"))  # seat 1's row starts R R; seat 0's is PBGYR
+    swaps = {(c.swap.a.column, c.swap.a.row, c.swap.b.column, c.swap.b.row)
+             for c in rules.legal_actions(state, 0) if c.HasField("swap")}
+    assert (0, 1, 1, 1) not in swaps and (0, 0, 1, 0) in swaps
+    act(state, swap((0, 1), (1, 1)))  # still accepted
+    for power, planet_at in ((G, 0), (R, 1)):
+        pictures = {planet_at: (".....", ".....", ".....", "GGB..")}
+        state = table(planet0=pictures.get(0, START), planet1=pictures.get(1, START),
+                      phase=POWERS, pool=(power,))
+        pairs = {(c.apply_power.a.column, c.apply_power.b.column)
+                 for c in rules.legal_actions(state, 0) if c.apply_power.HasField("b")}
+        assert pairs == {(1, 2)}, power  # G G is not offered, G B is
+        act(state, apply(0, a=(0, 0), b=(1, 0)))  # still accepted
+
+
+def test_purple_and_yellow_entries_name_the_bubblee_that_moves() -> None:
+    state = table(planet0=(".....", ".....", "Y....", "K.G.K"), phase=POWERS, pool=(P, Y))
+    legal = [c.apply_power for c in rules.legal_actions(state, 0) if c.HasField("apply_power")]
+    moving = {(p.index, p.column): (p.a.column, p.a.row) for p in legal}
+    assert all(p.HasField("a") and not p.HasField("b") for p in legal)
+    # column 1's uncovered Bubblee is the yellow one on row 2; columns 3 and 5 on the ground
+    assert moving == {(i, c): (c, 1 if c == 0 else 0) for i in (0, 1) for c in (0, 2, 4)}
+    with pytest.raises(RuleError) as e:  # naming a covered Bubblee is refused
+        rules.decide(state, 0, apply(0, a=(0, 0), column=0), Rng.for_test(0))
+    assert e.value.code == "NOT_UNCOVERED"
+    events, _ = act(state, apply(1, a=(0, 1), column=0))
+    assert of_kind(events, "power_applied")[0].banked.colour == Y
+    _, after = act(state, apply(0, column=2))  # the column alone still names it
+    assert planet(after, 0)[-1] == "K...K"

@@ -21,3 +21,19 @@ def test_describe_names_each_command_with_the_boards_columns() -> None:
     assert describe(pb.Command(apply_power=pb.ApplyPower(column=3))) == "power 0: column 4"
     assert describe(pb.Command(decline_power=pb.DeclinePower(index=2))) == "decline power 2"
     assert describe(pb.Command()) == "no action"
+
+
+def test_power_entries_say_which_bubblee_moves() -> None:
+    from services.bubblee import rules
+    from tests.bubblee.helpers import table
+
+    state = table(planet0=(".....", ".....", "Y....", "K.G.K"), phase=pb.PHASE_POWERS,
+                  pool=(2, 5, 3))  # purple, yellow, blue
+    view = rules.view(state, 0)
+    words = [describe(c, view) for c in rules.legal_actions(state, 0)]
+    assert ("power 0 (purple): send your yellow Bubblee at column 1, row 2 from the ground "
+            "to column 1 of the opponent's planet") in words
+    assert ("power 1 (yellow): put your green Bubblee at column 3, row 1 from the ground "
+            "in your score zone") in words
+    assert ("power 2 (blue): drop the opponent's sky Bubblee of column 4 onto their "
+            "planet") in words

@@ -191,3 +191,18 @@ def test_seat_1_drops_from_its_own_sky_row_onto_its_own_planet() -> None:
     assert after.planets[0] == state.planets[0]
     assert after.zones == ((0,) * 6, (4, 0, 0, 0, 0, 0)) and after.pool == (board.RED,)
     assert after.turn == 1 and after.phase == pb.PHASE_POWERS
+
+
+def test_a_single_empty_sky_cell_still_needs_a_place_command() -> None:
+    """T7: « Il pioche 1 Bubblee et le place dans une case vide du Ciel »: the active player
+    places every drawn Bubblee, even into the last empty cell, where the place command is
+    the only one offered (and the terminal game says it is the only empty cell)."""
+    from services.bubblee.render import describe
+
+    state = table(sky=("RPBGY", "P.GYR"), phase=pb.PHASE_PLACE, drawn=board.BLUE)
+    legal = rules.legal_actions(state, 0)
+    assert legal == [place(1, 0)]
+    assert rules.to_act(state) == (0,) and state.phase == pb.PHASE_PLACE
+    assert describe(legal[0], rules.view(state, 0)).endswith("(the only empty cell)")
+    events, after = act(state, place(1, 0))
+    assert kinds(events)[0] == "placed" and after.phase == pb.PHASE_ACTION

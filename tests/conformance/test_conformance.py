@@ -140,15 +140,22 @@ def answer_to(game: Game, state: Any, seat: int, command: Any, step: int) -> Any
 def test_no_leak_redealing_hidden_information_keeps_each_view(game: Game) -> None:
     if game.redeal is None:
         pytest.skip(f"{game.title} hides nothing but randomness to come")
+    check_no_leak_in_views(game, game.pb.Options(), game.seat_count)
+
+
+def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 7) -> None:
+    """Every `every` commands of a random game, each seat's world is re-dealt: its view, a
+    spectator's, its legal commands and the rules' answers to it must not change."""
+    assert game.redeal is not None
     rng = Rng.for_test(5)
-    events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s", 0))
+    events = game.setup(options, [Seat(f"p{i}") for i in range(players)], Rng(b"s", 0))
     state = game.replay(events)
     checked = 0
     for step in range(300):
         if game.outcome(state) is not None:
             break
-        if step % 7 == 0:
-            for seat in range(game.seat_count):
+        if step % every == 0:
+            for seat in range(players):
                 other = game.redeal(state, seat, Rng(b"redeal-%d" % step, seat))
                 assert game.view(other, seat) == game.view(state, seat)
                 assert game.view(other, None) == game.view(state, None)
@@ -158,7 +165,7 @@ def test_no_leak_redealing_hidden_information_keeps_each_view(game: Game) -> Non
                 if seat not in game.to_act(state):
                     continue  # "not your turn", whatever is hidden
                 tried = list(game.legal_actions(state, seat))
-                for someone in range(game.seat_count):
+                for someone in range(players):
                     if someone != seat:
                         tried += game.legal_actions(state, someone)[:25]
                         tried += game.legal_actions(other, someone)[:25]
@@ -180,10 +187,16 @@ def test_no_leak_in_the_event_feed(game: Game) -> None:
     it is shown: a redaction that lets hidden information through makes them differ."""
     if game.redeal is None:
         pytest.skip(f"{game.title} hides nothing but randomness to come")
+    check_no_leak_in_feed(game, game.pb.Options(), game.seat_count)
+
+
+def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4) -> None:
+    assert game.redeal is not None
     compared = 0
-    for seat in range(game.seat_count):
-        for seed in range(4):
-            events = game.setup(game.pb.Options(), seats_for(game), Rng(b"feed-%d" % seed, 0))
+    for seat in range(players):
+        for seed in range(seeds):
+            seats = [Seat(f"p{i}") for i in range(players)]
+            events = game.setup(options, seats, Rng(b"feed-%d" % seed, 0))
             real = game.replay(events)
             other = game.redeal(real, seat, Rng(b"other-%d" % seed, seat))
             assert game.view(other, seat) == game.view(real, seat)

@@ -340,3 +340,32 @@ def test_ruling_4_player_odd_rounds_still_draw_2() -> None:
     s, events = act(s, 3, END)
     draws = [d for d in of_kind(events, "cards_drawn") if d.count == 2]
     assert sorted(d.seat for d in draws) == [0, 1, 2, 3]
+
+
+def test_ruling_scout_shows_a_random_card_suit_to_its_player_only() -> None:
+    """Scout, "Reveal 1 card suit from target": a card drawn at random from the target's hand;
+    its suit reaches the player of the Scout alone, as a clue. The target, the others and a
+    spectator see that a Scout clue about the target was gained, never the suit."""
+    from services.shadow_council.views import redact
+
+    suits = set()
+    for seed in range(12):
+        s = table(hands=[["SCOUT", "TAX"], ["PEEK", "CHARGE"], ["TAX"], ["TAX"]])
+        s, events = act(s, 0, play_cmd("SCOUT", target=1), seed)
+        (clue,) = [e for e in events if e.WhichOneof("kind") == "clue_gained"]
+        mine = redact(clue, 0).clue_gained
+        assert (mine.seat, mine.subject, mine.kind) == (0, 1, pb.CLUE_SUIT)
+        suits.add(mine.suit)
+        for other in (1, 2, 3, None):
+            shown = redact(clue, other).clue_gained
+            assert (shown.kind, shown.suit, list(shown.suits)) == (0, 0, [])
+            assert (shown.seat, shown.subject, shown.source) == (0, 1, mine.source)
+            assert list(view(s, other).clues) == []
+        assert [c.suit for c in view(s, 0).clues] == [mine.suit]
+    assert suits == {pb.SUIT_STRATEGY, pb.SUIT_MILITARY}, "the card is drawn at random"
+
+
+def test_ruling_scout_on_an_empty_hand_shows_nothing() -> None:
+    s = table(hands=[["SCOUT", "TAX"], [], ["TAX"], ["TAX"]], gold=(4, 3, 4, 4))
+    s, events = act(s, 0, play_cmd("SCOUT", target=1))
+    assert of_kind(events, "clue_gained") == [] and s.clues[0] == ()
