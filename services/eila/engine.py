@@ -113,7 +113,8 @@ class Play:
     tonight: int = 0
     track: int = 0
     combat: Combat | None = None
-    shields: int = 0  # HP losses still cancelled in the combat being resolved
+    shields: int = 0  # HP losses the dice's shield faces still cancel in this combat round
+    shield_cards_used: int = 0  # HP losses the shield support cards prevented this chapter
     result: str = ""  # "", "won", "lost"
     ending: str = ""
     reason: str = ""
@@ -236,7 +237,11 @@ class Table:
                 return
             if blockable and self.p.shields > 0:
                 self.p.shields -= 1
-                self.say("a shield cancels 1 HP loss")
+                self.say("a shield face cancels 1 HP loss")
+                continue
+            if blockable and self.p.combat is not None and shield_cards_left(self.p, self.ix):
+                self.p.shield_cards_used += 1
+                self.say("a shield support card prevents 1 HP loss")
                 continue
             self.p.hp -= 1
             self.say("-1 HP")
@@ -786,13 +791,24 @@ def item_combat_bonus(p: Play, ix: Index) -> int:
 
 
 def shield_count(p: Play, ix: Index) -> int:
+    """The HP losses this round's shield faces cancel (one each)."""
     c = p.combat
     assert c is not None
-    shields = int(c.red_shield) + int(c.green_shield)
-    for card in p.supports:
-        if ix.supports[card]["kind"] == "shield":
-            shields += ix.supports[card]["shield"]
-    return shields
+    return int(c.red_shield) + int(c.green_shield)
+
+
+def shield_cards_left(p: Play, ix: Index) -> int:
+    """*"A support card showing a shield can prevent 2 HP loss in total"*: what the shield
+    cards held have not yet prevented in this chapter (they work in combats only)."""
+    total = sum(ix.supports[card].get("shield", 0) for card in p.supports)
+    return max(0, total - p.shield_cards_used)
+
+
+def refresh_enemy_value(p: Play) -> None:
+    """A weakness's condition is looked at again whenever it may have changed (a free action
+    in combat can remove the Fear an enemy feeds on): the value is the one that holds now."""
+    if p.combat is not None:
+        p.combat.value = enemy_value(p, p.combat.spec)
 
 
 def boost(t: Table, energy: int) -> None:
@@ -810,6 +826,7 @@ def fight(t: Table) -> None:
     """Compare the values: win on equal or more; shields cancel HP losses of the outcome."""
     c = t.p.combat
     assert c is not None
+    refresh_enemy_value(t.p)
     total = c.total("S14" in t.p.supports)
     won = total >= c.value
     t.say(f"combat value {total} against {c.value}: {'won' if won else 'lost'}")

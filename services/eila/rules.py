@@ -212,6 +212,7 @@ def apply(state: State, command: Any, dice: Dice, log: list[str]) -> None:
     assert play is not None
     table = Table(play, index(), dice, log)
     chapter_command(table, kind, getattr(command, kind))
+    engine.refresh_enemy_value(play)
     if play.result:
         finish_chapter(state, log)
 

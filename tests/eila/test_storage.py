@@ -78,7 +78,7 @@ def test_items_add_their_conversions() -> None:
     state = present(start(1, box=("I03",)), "101", energy=1)
     state = act(state, pb.Command(convert=pb.Convert(conversion=3)))  # fishing rod
     p = state.play
-    assert p is not None and p.res["food"] == 3 and p.res["energy"] == 0
+    assert p is not None and p.res["food"] == 1 + 1 and p.res["energy"] == 0  # 1 Energy -> 1 Food
 
 
 def test_selling_an_item_gives_its_coins_and_returns_it() -> None:
