@@ -36,7 +36,8 @@ def random_options_bot(view: Any, legal: list[Any], rng: Rng) -> Any:
     answers = _kinds(legal, "answer")
     if answers:
         return rng.choice(answers)
-    return rng.choice([c for c in legal if c.WhichOneof("kind") not in FREE])
+    # Making room for Fear is done by discarding: then every legal command is a discard.
+    return rng.choice([c for c in legal if c.WhichOneof("kind") not in FREE] or legal)
 
 
 def _kinds(legal: list[Any], kind: str) -> list[Any]:
@@ -150,6 +151,8 @@ def greedy_bot(view: Any, legal: list[Any], rng: Rng) -> Any:
             return command
     if view.phase == "combat":
         return combat_choice(view, legal)
+    if view.phase in ("room", "meal"):  # discard Knowledge or Energy; Food or HP
+        return least_loss(view, legal, res, val)
     if view.phase == "moving":
         return mine_choice(view, legal)
     if view.phase == "picking":
@@ -188,6 +191,22 @@ def best_conversion(view: Any, legal: list[Any], res: dict[str, int], val: Value
         if gain > best_gain:
             best, best_gain = command, gain
     return best
+
+
+def least_loss(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -> Any:
+    """The loss (a discard to make room for Fear, the night meal) that costs the least."""
+    def worth(command: Any) -> float:
+        after, hp = dict(res), view.hp
+        if command.WhichOneof("kind") == "discard":
+            after[RESOURCE_OF[command.discard.resource]] -= 1
+        elif command.night_meal.pay_hp:
+            hp -= 1
+        else:
+            after["food"] -= 1
+        return val.worth(after, hp)
+
+    losses = [c for c in legal if c.WhichOneof("kind") in ("discard", "night_meal")]
+    return max(losses, key=worth)
 
 
 def conversion_data(view: Any, i: int) -> Json:

@@ -129,9 +129,12 @@ class Checker:
         if not isinstance(effects, list):
             return
         for effect in walk([e for e in effects if isinstance(e, dict) and len(e) == 1]):
-            (kind, _), = effect.items()
+            (kind, arg), = effect.items()
             if kind in PAUSING or kind == "keep_habit":
                 self.bad(where, f"{kind!r} cannot be part of a free action")
+            if kind == "gain" and isinstance(arg, dict) and arg.get("fear"):
+                self.bad(where, "Fear cannot be gained in a free action (making room for it "
+                         "waits for the player)")
 
     def combat(self, where: str, spec: Any, chapter: Json | None) -> None:
         if not isinstance(spec, dict) or not isinstance(spec.get("value"), int):

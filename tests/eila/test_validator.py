@@ -307,3 +307,10 @@ def test_each_content_mistake_of_issue_14_is_reported(change: Any, wanted: str) 
         change(chapters, common)
     problems = validate(Content(common, content.habits, advanced, chapters))
     assert any(wanted in p for p in problems), problems
+
+
+def test_fear_gained_in_a_free_action_is_caught() -> None:
+    """Making room for Fear may wait for the player (ruling 9): a free action cannot wait."""
+    def change(ch: Any, _: Any) -> None:
+        ch[2]["quizzes"][0]["reward"] = [{"gain": {"coin": 1, "fear": 1}}]
+    assert any("EQ-1 reward" in p and "Fear cannot be gained" in p for p in broken(change))
