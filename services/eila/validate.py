@@ -86,13 +86,13 @@ class Checker:
             elif ids[arg]["color"] != kind:
                 self.bad(where, f"card {arg} is {ids[arg]['color']}, not {kind}")
         elif kind == "habit":
-            if arg not in self.ix.content.habit_cards():
+            if not isinstance(arg, str) or arg not in self.ix.content.habit_cards():
                 self.bad(where, f"habit {arg} does not exist")
-        elif kind in ("item", "drop_item"):
-            if arg not in self.ix.items:
+        elif kind in ("item", "drop_item"):  # one item: "either one" icons are two options
+            if not isinstance(arg, str) or arg not in self.ix.items:
                 self.bad(where, f"item {arg} does not exist")
         elif kind == "support":
-            if arg not in self.ix.supports:
+            if not isinstance(arg, str) or arg not in self.ix.supports:
                 self.bad(where, f"support card {arg} does not exist")
         elif kind == "ending":
             if chapter is not None and arg not in chapter.get("endings", {}):
@@ -507,12 +507,13 @@ def walk(effects: list[Json]) -> list[Json]:
 
 
 def fetches(effects: list[Json]) -> set[str]:
-    return {v for e in walk(effects) for k, v in e.items() if k in ("blue", "red")}
+    return {v for e in walk(effects) for k, v in e.items()
+            if k in ("blue", "red") and isinstance(v, str)}
 
 
 def acquired(effects: list[Json]) -> set[str]:
     kinds = ("item", "support", "habit")
-    return {v for e in walk(effects) for k, v in e.items() if k in kinds}
+    return {v for e in walk(effects) for k, v in e.items() if k in kinds and isinstance(v, str)}
 
 
 def gains(effects: list[Json]) -> set[str]:

@@ -91,10 +91,15 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     METRICS.simulation_games.labels(game.name).inc()
     METRICS.simulation_seconds.labels(game.name).observe(seconds)
     winners = sorted(outcome.winners) if outcome else []
-    return {"index": index, "finished": outcome is not None, "error": error,
-            "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
-            "commands": commands, "events": dict(kinds), "observed": dict(observed),
-            "seconds": seconds}
+    result = {"index": index, "finished": outcome is not None, "error": error,
+              "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
+              "commands": commands, "events": dict(kinds), "observed": dict(observed),
+              "seconds": seconds}
+    if game.name == "eila":  # a campaign retries lost chapters: every attempt counts
+        from services.eila.simulate import attempts
+
+        result["attempts"] = attempts(state)
+    return result
 
 
 def play_chunk(game_name: str, bots: Sequence[str], seed: str, indexes: Sequence[int],
@@ -207,7 +212,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
     def by_value(c: Counter[str]) -> dict[str, int]:
         return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
 
-    return {
+    report = {
         "game": game.name, "games": n, "bots": bots, "seed": plan.seed,
         "rotate": plan.rotate, "finished": len(finished),
         "unfinished": n - len(finished),
@@ -219,6 +224,11 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "events": dict(sorted(events.items())),
         "observed": {k: by_value(v) for k, v in sorted(observed.items())},
     }
+    if game.name == "eila":  # win rates per chapter attempt, not per campaign
+        from services.eila.simulate import per_attempt
+
+        per_attempt(report, results)
+    return report
 
 
 def render(report: dict[str, Any]) -> str:
@@ -230,6 +240,10 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"  {b['bot']:<12} (entry {b['entry']}) wins {b['wins']:>6}  "
                      f"{100 * b['win_rate']:5.1f}%  95% CI [{100 * lo:5.1f}%, {100 * hi:5.1f}%]")
     lines.append(f"  draws/no winner {report['draws']}, unfinished {report['unfinished']}")
+    if "attempts" in report:  # Eila
+        from services.eila.simulate import render_attempts
+
+        lines += render_attempts(report["attempts"])
     ln = report["length"]
     lines.append(f"  length (commands): mean {ln['mean']}, min {ln['min']}, max {ln['max']}")
     for key, hist in report["observed"].items():

@@ -314,3 +314,21 @@ def test_fear_gained_in_a_free_action_is_caught() -> None:
     def change(ch: Any, _: Any) -> None:
         ch[2]["quizzes"][0]["reward"] = [{"gain": {"coin": 1, "fear": 1}}]
     assert any("EQ-1 reward" in p and "Fear cannot be gained" in p for p in broken(change))
+
+
+def test_either_one_item_icons_are_separate_options() -> None:
+    """Ruling 11: an item effect names one item, so no effect asks a question; an "either
+    one" icon is two options of its card."""
+    from services.eila.validate import all_cards, walk
+
+    content = load_content()
+    things = list(content.advanced["cards"]) + list(content.habits["habits"])
+    for data in content.chapters.values():
+        things += all_cards(data)
+    named = [e for t in things for o in t["options"] for e in walk(o["effects"])
+             if "item" in e or "drop_item" in e]
+    assert named and all(isinstance(v, str) and v in content.items()
+                         for e in named for v in e.values())
+    broken_content = broken(lambda ch, _: card(ch, "007")["options"][0]["effects"].append(
+        {"item": ["I01", "I02"]}))
+    assert any("does not exist" in p for p in broken_content)
