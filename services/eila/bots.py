@@ -151,7 +151,9 @@ def greedy_bot(view: Any, legal: list[Any], rng: Rng) -> Any:
             return command
     if view.phase == "combat":
         return combat_choice(view, legal)
-    if view.phase in ("room", "meal"):  # discard Knowledge or Energy; Food or HP
+    if view.phase == "room":
+        return room_choice(view, legal, res, val)
+    if view.phase == "meal":
         return least_loss(view, legal, res, val)
     if view.phase == "moving":
         return mine_choice(view, legal)
@@ -194,19 +196,27 @@ def best_conversion(view: Any, legal: list[Any], res: dict[str, int], val: Value
 
 
 def least_loss(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -> Any:
-    """The loss (a discard to make room for Fear, the night meal) that costs the least."""
+    """The night meal: 1 Food or 1 HP, whichever leaves the position worth more."""
     def worth(command: Any) -> float:
         after, hp = dict(res), view.hp
-        if command.WhichOneof("kind") == "discard":
-            after[RESOURCE_OF[command.discard.resource]] -= 1
-        elif command.night_meal.pay_hp:
+        if command.night_meal.pay_hp:
             hp -= 1
         else:
             after["food"] -= 1
         return val.worth(after, hp)
 
-    losses = [c for c in legal if c.WhichOneof("kind") in ("discard", "night_meal")]
-    return max(losses, key=worth)
+    return max(_kinds(legal, "night_meal"), key=worth)
+
+
+def room_choice(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -> Any:
+    """Making room for Fear: Energy is kept for the nights to come, so Knowledge goes, unless
+    the goal still needs it and there is Energy to spare (measured: better than weighing the
+    two with the valuation, which undervalues the Energy of later nights)."""
+    knowledge, energy = (c for c in legal if c.discard.resource in (pb.KNOWLEDGE, pb.ENERGY))
+    spare_energy = res["energy"] - (DAYS - view.time_track)
+    if res["knowledge"] <= val.need.get("knowledge", 0) and spare_energy > 0:
+        return energy
+    return knowledge
 
 
 def conversion_data(view: Any, i: int) -> Json:
