@@ -171,10 +171,14 @@ def test_losses_after_a_combat_take_what_you_have() -> None:
 
 def test_the_shield_support_card_prevents_2_hp_loss_in_total_in_a_chapter() -> None:
     """Ruling 21: Bubble Shield's 2 are spent over the chapter, not renewed each combat."""
-    state = act(act(present(start(2, box=("S04",)), "235"), choose(0), draws=[0]), FIGHT)
+    first = act(present(start(2, box=("S04",)), "235"), choose(0), draws=[0])
+    assert GAME.view(first, 0).combat.shield_cards_left == 2
+    state = act(first, FIGHT)
     p = state.play
     assert p is not None and p.hp == p.max_hp and p.shield_cards_used == 2
-    state = act(act(present(state, "235"), choose(0), draws=[0]), FIGHT)  # spent: 2 HP
+    again = act(present(state, "235"), choose(0), draws=[0])
+    assert GAME.view(again, 0).combat.shield_cards_left == 0
+    state = act(again, FIGHT)  # spent: the 2 HP are lost
     assert state.play is not None and state.play.hp == state.play.max_hp - 2
 
 
