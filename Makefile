@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GEN_STAMP := gen/.stamp
 
-.PHONY: run test test-fast bench lint typecheck protos clean
+.PHONY: run test test-fast bench loadtest lint typecheck protos clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ test-fast: $(GEN_STAMP)
 
 bench: $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.bench
+
+# The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, workers, Celery on
+# RabbitMQ) stepped to its knee; LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
+loadtest: $(GEN_STAMP)
+	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
+
+# docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
+balance: $(GEN_STAMP)
+	$(VENV)/bin/arbiter balance --all --games $${BALANCE_GAMES:-100} --workers 2
 
 lint: $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools

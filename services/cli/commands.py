@@ -21,7 +21,13 @@ from services.core.host import Caller, Host
 from services.core.server import Config, in_process_ai
 from services.core.server import serve as serve_forever
 from services.core.store import MemoryStore
-from services.workers.cli import rebuild, simulate, stats, workers  # noqa: F401 (subcommands)
+from services.workers.cli import (  # noqa: F401 (subcommands)
+    balance,
+    rebuild,
+    simulate,
+    stats,
+    workers,
+)
 
 
 def serve(args: argparse.Namespace) -> Any:

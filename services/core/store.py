@@ -16,16 +16,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
-PARTITIONS = 16
-
-
-def partition_of(game_id: str) -> int:
-    return zlib.crc32(game_id.encode()) % PARTITIONS
+from services.core.partitions import PARTITIONS, partition_of  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
     arbiter replay --rebuild                 drop every read model and rebuild it from the streams
     arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
+    arbiter balance <game>|--all [--games N]   the balance report (docs/balance.md)
     arbiter stats <game>                     the statistics read model of a game
     arbiter workers projections|deadlines    run a projection consumer / the deadline scheduler
     arbiter workers ai|sim [-c K]            run a Celery worker on queue `ai` or `sim`
@@ -26,7 +27,10 @@ log = logging.getLogger("arbiter.workers")
 
 
 def add_parsers(sub: Any) -> None:
-    sim = sub.add_parser("simulate", help="play bots against each other and report win rates")
+    sim = sub.add_parser(
+        "simulate", help="play bots against each other and report win rates",
+        epilog="bots per game: " + "; ".join(
+            f"{g.name}: {', '.join(sorted(g.bots))}" for g in gameset.all_games().values()))
     sim.add_argument("game")
     sim.add_argument("--games", type=int, default=1000)
     sim.add_argument("--bots", required=True, help="one bot per seat, comma-separated")
@@ -37,6 +41,17 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--local", action="store_true",
                      help="play here even when ARBITER_BROKER_URL is set")
     sim.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    bal = sub.add_parser("balance", help="a balance report: first-mover advantage, win rates "
+                         "by seat count and options, lengths, endings (docs/balance.md)")
+    bal.add_argument("game", nargs="?", default="", help="a game, or none with --all")
+    bal.add_argument("--all", action="store_true", help="every game")
+    bal.add_argument("--games", type=int, default=200, help="games per scenario")
+    bal.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
+    bal.add_argument("--seed", default="balance")
+    bal.add_argument("--local", action="store_true",
+                     help="play here even when ARBITER_BROKER_URL is set")
+    bal.add_argument("--docs", default="", help="where to write (default: the project's docs/)")
 
     stats = sub.add_parser("stats", help="a game's statistics from the read model")
     stats.add_argument("game")
@@ -105,6 +120,26 @@ def simulate(args: argparse.Namespace) -> int:
         print(e, file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2, sort_keys=True) if args.json else render(report))
+    return 0
+
+
+# ---- balance -----------------------------------------------------------------------------
+
+
+def balance(args: argparse.Namespace) -> int:
+    from services.workers import balance as report
+
+    names = list(gameset.all_games()) if args.all else [args.game]
+    unknown = [n for n in names if n not in gameset.all_games()]
+    if not names or unknown or (args.all and args.game):
+        print("name one game (" + ", ".join(gameset.all_games()) + ") or give --all",
+              file=sys.stderr)
+        return 2
+    broker = "" if args.local else os.environ.get("ARBITER_BROKER_URL", "")
+    reports = [report.balance(n, args.games, max(1, args.workers), args.seed, broker)
+               for n in names]
+    report.write(reports, args.docs or report.DOCS)
+    print(f"wrote {', '.join(names)} into {os.path.abspath(args.docs or report.DOCS)}")
     return 0
 
 

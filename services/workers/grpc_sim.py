@@ -32,11 +32,18 @@ class Abandoned(Exception):
 
 def response_of(report: dict[str, Any]) -> apb.SimulateResponse:
     timing = report.get("timing", {})
+    fm = report["first_mover"]
     return apb.SimulateResponse(
         games=report["games"], finished=report["finished"], draws=report["draws"],
+        shared=report["shared"], unfinished=report["unfinished"],
+        first_mover=apb.FirstMover(
+            decided_games=fm["decided_games"], first_mover_won=fm["first_mover_won"],
+            win_rate=fm["win_rate"], ci95_low=fm["ci95"][0], ci95_high=fm["ci95"][1],
+            even_share=fm["even_share"]),
         bots=[apb.SimulatedBot(entry=b["entry"], bot=b["bot"], wins=b["wins"],
-                               win_rate=b["win_rate"], ci95_low=b["ci95"][0],
-                               ci95_high=b["ci95"][1]) for b in report["bots"]],
+                               shared_wins=b["shared_wins"], win_rate=b["win_rate"],
+                               ci95_low=b["ci95"][0], ci95_high=b["ci95"][1])
+              for b in report["bots"]],
         average_length=report["length"]["mean"], seconds=timing.get("seconds", 0.0),
         games_per_second=timing.get("games_per_second", 0.0),
         report_json=json.dumps(report, sort_keys=True))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -61,12 +62,15 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     kinds: Counter[str] = Counter()
     observed: Counter[str] = Counter()
     error = ""
+    first_mover = -1  # the first seat to act alone: who really moved first
     outcome = game.outcome(state)
     while outcome is None and commands < max_commands:
         to_act = list(game.to_act(state))
         if not to_act:
             error = "nobody may act but the game is not over"
             break
+        if first_mover < 0 and len(to_act) == 1:
+            first_mover = to_act[0]
         seat = to_act[Rng(b"seat:" + secret, version).below(len(to_act))] if len(
             to_act) > 1 else to_act[0]
         view = game.view(state, seat)
@@ -93,6 +97,9 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     winners = sorted(outcome.winners) if outcome else []
     result = {"index": index, "finished": outcome is not None, "error": error,
               "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
+              "first_mover_seat": first_mover,
+              "first_mover_entry": entry_at[first_mover] if first_mover >= 0 else -1,
+              "end": end_kind(outcome.reason) if outcome else "",
               "commands": commands, "events": dict(kinds), "observed": dict(observed),
               "seconds": seconds}
     if game.name == "eila":  # a campaign retries lost chapters: every attempt counts
@@ -100,6 +107,11 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
 
         result["attempts"] = attempts(state)
     return result
+
+
+def end_kind(reason: str) -> str:
+    """How a game ended, with its numbers left out, so that like endings count together."""
+    return re.sub(r"\d+", "#", reason.split(";")[0]).strip()
 
 
 def play_chunk(game_name: str, bots: Sequence[str], seed: str, indexes: Sequence[int],
@@ -192,8 +204,11 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
     results = sorted(results, key=lambda r: r["index"])
     n = len(results)
     finished = [r for r in results if r["finished"]]
-    wins = Counter(e for r in finished for e in r["winner_entries"])
-    seat_wins = Counter(s for r in finished for s in r["winner_seats"])
+    # A sole win, a win shared with other seats, and a game nobody won are three results.
+    sole = [r for r in finished if len(r["winner_seats"]) == 1]
+    wins = Counter(r["winner_entries"][0] for r in sole)
+    shared = Counter(e for r in finished if len(r["winner_seats"]) > 1 for e in r["winner_entries"])
+    seat_wins = Counter(r["winner_seats"][0] for r in sole)
     lengths = [r["commands"] for r in finished]
     events: Counter[str] = Counter()
     observed: dict[str, Counter[str]] = {}
@@ -205,9 +220,14 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
     bots = []
     for k, name in enumerate(plan.bots):
         lo, hi = wilson(wins[k], n)
-        bots.append({"entry": k, "bot": name, "wins": wins[k],
+        bots.append({"entry": k, "bot": name, "wins": wins[k], "shared_wins": shared[k],
                      "win_rate": round(wins[k] / n, 4) if n else 0.0,
                      "ci95": [round(lo, 4), round(hi, 4)]})
+    # First-mover advantage: of the games one seat won alone, how many the first to act won
+    # (by who actually moved first, whatever the seat numbers; 1/seats if there is none).
+    moved = [r for r in sole if r["first_mover_seat"] >= 0]
+    first_won = sum(1 for r in moved if r["winner_seats"][0] == r["first_mover_seat"])
+    fm_lo, fm_hi = wilson(first_won, len(moved))
 
     def by_value(c: Counter[str]) -> dict[str, int]:
         return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
@@ -218,6 +238,12 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "unfinished": n - len(finished),
         "errors": [f"game {r['index']}: {r['error']}" for r in results if r["error"]][:20],
         "draws": sum(1 for r in finished if not r["winner_seats"]),
+        "shared": sum(1 for r in finished if len(r["winner_seats"]) > 1),
+        "first_mover": {"decided_games": len(moved), "first_mover_won": first_won,
+                        "win_rate": round(first_won / len(moved), 4) if moved else 0.0,
+                        "ci95": [round(fm_lo, 4), round(fm_hi, 4)],
+                        "even_share": round(1 / len(plan.bots), 4)},
+        "ends": dict(Counter(r["end"] for r in finished).most_common()),
         "seat_wins": [seat_wins[s] for s in range(len(plan.bots))],
         "length": {"mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
                    "min": min(lengths, default=0), "max": max(lengths, default=0)},
@@ -237,9 +263,19 @@ def render(report: dict[str, Any]) -> str:
              f"{' (seats rotate)' if report['rotate'] else ''}"]
     for b in report["bots"]:
         lo, hi = b["ci95"]
-        lines.append(f"  {b['bot']:<12} (entry {b['entry']}) wins {b['wins']:>6}  "
-                     f"{100 * b['win_rate']:5.1f}%  95% CI [{100 * lo:5.1f}%, {100 * hi:5.1f}%]")
-    lines.append(f"  draws/no winner {report['draws']}, unfinished {report['unfinished']}")
+        lines.append(f"  {b['bot']:<12} (entry {b['entry']}) sole wins {b['wins']:>6}  "
+                     f"{100 * b['win_rate']:5.1f}%  95% CI [{100 * lo:5.1f}%, {100 * hi:5.1f}%]"
+                     f"  shared wins {b['shared_wins']}")
+    lines.append(f"  sole wins above; shared wins {report['shared']} games, no winner "
+                 f"{report['draws']}, unfinished (command cap or error) {report['unfinished']}")
+    fm = report["first_mover"]
+    if fm["decided_games"]:
+        lo, hi = fm["ci95"]
+        lines.append(f"  the first to move won {fm['first_mover_won']} of {fm['decided_games']} "
+                     f"games won by one seat: {100 * fm['win_rate']:.1f}% "
+                     f"[{100 * lo:.1f}%, {100 * hi:.1f}%] (even: {100 * fm['even_share']:.1f}%)")
+    for end, count in report["ends"].items():
+        lines.append(f"  ended: {end}: {count}")
     if "attempts" in report:  # Eila
         from services.eila.simulate import render_attempts
 

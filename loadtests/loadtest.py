@@ -1,0 +1,561 @@
+"""`make loadtest`: the whole topology under an open-loop load, stepped up to its knee.
+
+For each store (one Redis, then a Redis Cluster of 3 masters and 3 replicas) and each replica
+count (1, then 2 servers behind client-side round robin), it starts from nothing:
+
+    arbiter serve  x N        ARBITER_PROJECTIONS=external, ARBITER_DEADLINES=external
+    arbiter workers projections, arbiter workers deadlines
+    arbiter workers ai        Celery on RabbitMQ (a vhost of its own), or Redis with --broker
+
+and drives all five games at once. Each game has one human seat played by this process (the
+others are AI seats, played by the Celery workers): the human thinks for a while once it is
+its turn, then lists its legal commands and sends one. Commands arrive at a fixed rate (open
+loop): each arrival takes the game that has waited longest for its human, or creates a new game
+when none is waiting, so the offered rate does not bend to the server's speed. A few commands
+are sent again with the same command id (the reply must be the first one), a few with a stale
+expected version (the reply must be ABORTED), and a share of the games has a spectator
+watching. The rate steps up until latency breaks (the knee), then runs at 50% and 80% of it.
+
+Reports, per configuration: the knee (requests/s), Act p50/p99/p99.9 at 50% and 80% of it,
+statuses by code, the servers' CPU seconds per request (from /proc), and an audit: every game's
+log verifies, its versions are contiguous, and every acknowledged command is in it exactly
+once. Writes loadtests/results/loadtest.json and loadtests/results/loadtest.png.
+
+    python -m loadtests.loadtest [--step-seconds 5] [--max-rate 2000] [--broker amqp|redis]
+                                 [--stores redis,cluster] [--replicas 1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import secrets
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from arbiter.v1 import arbiter_pb2 as apb
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services import games as registry
+from services.core import log as gamelog
+from services.core.decider import Game
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+from redis_servers import RedisServers, free_port, start_cluster, start_standalone  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+ADMIN = ("x-admin-token", "loadtest-" + secrets.token_hex(12))
+# One human seat per game, the other seats AI (played by the Celery ai workers).
+SEATS = {"bubblee": 2, "bubble_shadow": 3, "moody_bear": 3, "shadow_council": 4, "eila": 1}
+THINK = (0.2, 1.0)  # seconds a human takes once it is its turn
+IDLE_SECONDS = 5.0  # measuring what the servers burn before any load
+LOOK_EVERY = 1.0  # seconds between two looks of a human waiting for the others
+RESEND_SHARE, STALE_SHARE, WATCH_SHARE = 0.05, 0.03, 0.2
+BREAK_P99_MS = 250.0  # a step whose Act p99 passes this (or that drops requests) is past the knee
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else 0.0
+
+
+# ---- processes ------------------------------------------------------------------------------
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of a process and its living descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(name)] = fields
+        children.setdefault(int(fields[1]), []).append(int(name))
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            # utime, stime, cutime, cstime (fields 14-17 of stat; 11-14 after the name)
+            total += sum(int(x) for x in stats[pid][11:15]) / CLK_TCK
+        todo.extend(children.get(pid, []))
+    return total
+
+
+@dataclass
+class Topology:
+    servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    idle_cpu_per_s: float = 0.0
+
+    def server_cpu(self) -> float:
+        return sum(tree_cpu_seconds(p.pid) for p in self.servers)
+
+    def worker_cpu(self) -> float:
+        return sum(tree_cpu_seconds(p.pid) for p in self.workers)
+
+    def stop(self) -> None:
+        for p in self.servers + self.workers:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.servers + self.workers:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def arbiter(args: list[str], env: dict[str, str], log_path: str) -> subprocess.Popen[bytes]:
+    log = open(log_path, "ab")
+    return subprocess.Popen([sys.executable, "-m", "services.cli.main", *args], env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) -> Topology:
+    env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_BROKER_URL=broker_url,
+               ARBITER_ADMIN_TOKEN=ADMIN[1], ARBITER_PROJECTIONS="external",
+               ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1")
+    top = Topology()
+    for i in range(replicas):
+        port = free_port()
+        top.ports.append(port)
+        top.servers.append(arbiter(["serve"], dict(
+            env, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
+            ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/server-{i}.log"))
+    for kind, extra in (("projections", []), ("deadlines", []), ("ai", ["-c", "1"])):
+        top.workers.append(arbiter(["workers", kind, *extra], dict(
+            env, ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/{kind}.log"))
+    return top
+
+
+async def wait_serving(ports: list[int], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    for port in ports:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            while True:
+                try:
+                    reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        break
+                except grpc.aio.AioRpcError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the server on port {port} did not start")
+                await asyncio.sleep(0.2)
+
+
+def rabbitmq_vhost() -> tuple[str, str]:
+    vhost = f"arbiter-loadtest-{os.getpid()}"
+    subprocess.run(["rabbitmqctl", "-q", "add_vhost", vhost], check=True, capture_output=True)
+    subprocess.run(["rabbitmqctl", "-q", "set_permissions", "-p", vhost, "guest", ".*", ".*",
+                    ".*"], check=True, capture_output=True)
+    return vhost, f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
+
+
+# ---- the players ----------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """One game as its human player knows it."""
+
+    game: Game
+    game_id: str
+    token: str
+    version: int
+    ready_at: float = 0.0  # when the human may act (after thinking); 0: not its turn
+    busy: bool = False
+    over: bool = False
+    next_look: float = 0.0  # when a human who is not to act looks at the game again
+
+
+@dataclass
+class Step:
+    offered: float
+    seconds: float
+    act_ms: list[float] = field(default_factory=list)
+    create_ms: list[float] = field(default_factory=list)
+    codes: Counter[str] = field(default_factory=Counter)
+    expected: Counter[str] = field(default_factory=Counter)  # stale versions, resent ids
+    late: int = 0  # arrivals that started more than a second after their time
+    server_cpu: float = 0.0
+    idle_cpu_per_s: float = 0.0  # what the servers burn doing nothing (timers, health, gRPC)
+    looks: int = 0  # GetViews of humans waiting for their turn, beside the requests
+
+    @property
+    def done(self) -> int:
+        return len(self.act_ms) + len(self.create_ms)
+
+    def summary(self) -> dict[str, Any]:
+        unexpected = sum(n for code, n in self.codes.items() if code != "OK")
+        return {
+            "offered_per_s": round(self.offered, 1),
+            "achieved_per_s": round(self.done / self.seconds, 1),
+            "acts": len(self.act_ms), "creates": len(self.create_ms),
+            "act_p50_ms": round(percentile(self.act_ms, 0.5), 2),
+            "act_p99_ms": round(percentile(self.act_ms, 0.99), 2),
+            "act_p999_ms": round(percentile(self.act_ms, 0.999), 2),
+            "create_p99_ms": round(percentile(self.create_ms, 0.99), 2),
+            "statuses": dict(self.codes), "expected_rejections": dict(self.expected),
+            "unexpected_errors": unexpected, "late_arrivals": self.late,
+            "getviews_while_waiting": self.looks,
+            # Every call the servers handled (lists, views, resends) is in this CPU; the second
+            # figure leaves out what the servers burn when idle, which does not grow with load.
+            "server_cpu_ms_per_request": round(1000 * self.server_cpu / max(1, self.done), 3),
+            "server_cpu_ms_per_request_above_idle": round(
+                1000 * max(0.0, self.server_cpu - self.idle_cpu_per_s * self.seconds)
+                / max(1, self.done), 3),
+        }
+
+
+class Load:
+    def __init__(self, channel: grpc.aio.Channel, seed: int) -> None:
+        self.channel = channel
+        self.rng = random.Random(seed)
+        self.tables: list[Table] = []
+        self.acked: dict[str, list[tuple[str, int]]] = {}  # game id -> (command id, version)
+        self.watchers: set[asyncio.Task[None]] = set()
+        self.watch_codes: Counter[str] = Counter()
+        self.calls: dict[tuple[str, str], Any] = {}
+        self.game_names = list(SEATS)
+        self.looks = 0
+
+    def rpc(self, service: str, method: str, req: Any, resp: Any, stream: bool = False) -> Any:
+        key = (service, method)
+        if key not in self.calls:
+            make = self.channel.unary_stream if stream else self.channel.unary_unary
+            self.calls[key] = make(f"/{service}/{method}", request_serializer=req.SerializeToString,
+                                   response_deserializer=resp.FromString)
+        return self.calls[key]
+
+    def game_rpc(self, game: Game, method: str, req: Any, resp: Any, stream: bool = False
+                 ) -> Any:
+        return self.rpc(f"arbiter.{game.name}.v1.Game", method, req, resp, stream)
+
+    async def create(self, step: Step, t0: float) -> None:
+        game = registry.game(self.game_names[len(self.tables) % len(self.game_names)])
+        seats = [apb.Seat(name="human")] + [apb.Seat(name=f"bot{i}", kind=apb.AI)
+                                            for i in range(1, SEATS[game.name])]
+        try:
+            reply = await self.game_rpc(game, "CreateGame", game.pb.CreateGameRequest,
+                                        apb.CreateGameResponse)(
+                game.pb.CreateGameRequest(seats=seats), timeout=30)
+        except grpc.aio.AioRpcError as e:
+            step.codes[e.code().name] += 1
+            return
+        step.create_ms.append((time.perf_counter() - t0) * 1000)
+        step.codes["OK"] += 1
+        table = Table(game, reply.game_id, reply.tokens[0].token, reply.version)
+        self.tables.append(table)
+        self.acked[table.game_id] = []
+        if self.rng.random() < WATCH_SHARE:
+            task = asyncio.create_task(self.watch(table))
+            self.watchers.add(task)
+            task.add_done_callback(self.watchers.discard)
+        await self.look(table)
+
+    async def watch(self, table: Table) -> None:
+        """A spectator following the game to its end."""
+        call = self.game_rpc(table.game, "Watch", apb.WatchRequest, table.game.pb.Update, True)
+        try:
+            async for update in call(apb.WatchRequest(game_id=table.game_id)):
+                if update.HasField("finished"):
+                    break
+            self.watch_codes["OK"] += 1
+        except grpc.aio.AioRpcError as e:
+            self.watch_codes[e.code().name] += 1
+
+    async def look(self, table: Table) -> None:
+        """Find out (GetView) whether it is the human's turn; if so, it starts thinking."""
+        md = (("x-seat-token", table.token),)
+        view = await self.game_rpc(table.game, "GetView", apb.GetViewRequest,
+                                   table.game.pb.View)(
+            apb.GetViewRequest(game_id=table.game_id), metadata=md, timeout=30)
+        self.note(table, view)
+
+    def note(self, table: Table, view: Any) -> None:
+        table.version = max(table.version, view.version)
+        if view.HasField("outcome"):
+            table.over = True
+        elif 0 in view.to_act:
+            table.ready_at = time.monotonic() + self.rng.uniform(*THINK)
+        else:
+            table.ready_at = 0.0
+
+    async def act(self, table: Table, step: Step, t0: float) -> None:
+        game, md = table.game, (("x-seat-token", table.token),)
+        try:
+            legal = await self.game_rpc(game, "ListLegalActions", apb.ListLegalActionsRequest,
+                                        game.pb.LegalActions)(
+                apb.ListLegalActionsRequest(game_id=table.game_id), metadata=md, timeout=30)
+            if not legal.commands:
+                await self.look(table)
+                return
+            command = self.rng.choice(list(legal.commands))
+            command_id = f"h-{secrets.token_hex(6)}"
+            act = self.game_rpc(game, "Act", game.pb.ActRequest, game.pb.ActResponse)
+            roll = self.rng.random()
+            if roll < STALE_SHARE and legal.version > 1:
+                try:
+                    await act(game.pb.ActRequest(game_id=table.game_id, command=command,
+                                                 command_id=command_id,
+                                                 expected_version=legal.version - 1),
+                              metadata=md, timeout=30)
+                    step.codes["STALE_ACCEPTED"] += 1  # never expected: counted as an error
+                except grpc.aio.AioRpcError as e:
+                    step.expected["stale:" + e.code().name] += 1
+            request = game.pb.ActRequest(game_id=table.game_id, command=command,
+                                         command_id=command_id, expected_version=legal.version)
+            reply = await act(request, metadata=md, timeout=30)
+            step.act_ms.append((time.perf_counter() - t0) * 1000)
+            step.codes["OK"] += 1
+            self.acked[table.game_id].append((command_id, reply.version))
+            if roll > 1 - RESEND_SHARE:
+                again = await act(request, metadata=md, timeout=30)
+                same = again.version == reply.version
+                step.expected["resent:" + ("SAME_RESULT" if same else "OTHER_RESULT")] += 1
+            self.note(table, reply.view)
+        except grpc.aio.AioRpcError as e:
+            step.codes[e.code().name] += 1
+            if e.code() != grpc.StatusCode.ABORTED:
+                table.ready_at = time.monotonic() + 1
+        finally:
+            table.busy = False
+
+    async def poll_waiting(self, stop: float) -> None:
+        """Humans who are not to act look at their game once a second (as a polling client
+        would), each look a GetView."""
+        while time.monotonic() < stop:
+            now = time.monotonic()
+            for table in self.tables:
+                if not (table.over or table.busy or table.ready_at) and table.next_look <= now:
+                    table.next_look = now + LOOK_EVERY
+                    try:
+                        await self.look(table)
+                        self.looks += 1
+                    except grpc.aio.AioRpcError:
+                        pass
+            await asyncio.sleep(0.05)
+
+    def next_ready(self) -> Table | None:
+        now = time.monotonic()
+        best = None
+        for table in self.tables:
+            if (not table.over and not table.busy and table.ready_at
+                    and table.ready_at <= now and (best is None or table.ready_at < best.ready_at)):
+                best = table
+        return best
+
+    async def run_step(self, rate: float, seconds: float, top: Topology) -> Step:
+        step = Step(rate, seconds, idle_cpu_per_s=top.idle_cpu_per_s)
+        cpu0, looks0 = top.server_cpu(), self.looks
+        tasks: set[asyncio.Task[None]] = set()
+        start = time.perf_counter()
+        stop = time.monotonic() + seconds
+        poller = asyncio.create_task(self.poll_waiting(stop))
+        n = 0
+        while True:
+            due = start + n / rate
+            if due - start >= seconds:
+                break
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            elif delay < -1:
+                step.late += 1
+            table = self.next_ready()
+            if table is None:
+                task = asyncio.create_task(self.create(step, due))
+            else:
+                table.busy = True
+                task = asyncio.create_task(self.act(table, step, due))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            n += 1
+        await asyncio.gather(*tasks, return_exceptions=True)
+        step.seconds = max(seconds, time.perf_counter() - start)
+        await asyncio.gather(poller, return_exceptions=True)
+        step.server_cpu = top.server_cpu() - cpu0
+        step.looks = self.looks - looks0
+        return step
+
+    async def audit(self) -> dict[str, Any]:
+        """Every game's log: versions contiguous, each acknowledged command once, verified."""
+        export = self.rpc("arbiter.v1.Arbiter", "ExportLog", apb.ExportLogRequest,
+                          apb.ExportLogResponse)
+        verify = self.rpc("arbiter.v1.Arbiter", "VerifyLog", apb.VerifyLogRequest,
+                          apb.VerifyLogResponse)
+        out: Counter[str] = Counter()
+        for w in list(self.watchers):
+            w.cancel()
+        for table in self.tables:
+            lines = list((await export(apb.ExportLogRequest(game_id=table.game_id),
+                                       metadata=(ADMIN,), timeout=60)).lines)
+            entries = gamelog.from_json_lines(table.game, lines)
+            out["games"] += 1
+            out["entries"] += len(entries)
+            if [e.version for e in entries] != list(range(1, len(entries) + 1)):
+                out["games_with_gaps"] += 1
+            recorded = Counter(e.command.command_id for e in entries if e.HasField("command"))
+            for command_id, version in self.acked[table.game_id]:
+                out["acknowledged"] += 1
+                if recorded[command_id] == 0:
+                    out["acknowledged_lost"] += 1
+                elif recorded[command_id] > 1:
+                    out["acknowledged_duplicated"] += 1
+                if version > len(entries):
+                    out["acknowledged_beyond_log"] += 1
+            checked = await verify(apb.VerifyLogRequest(game_id=table.game_id),
+                                   metadata=(ADMIN,), timeout=60)
+            out["verified" if checked.ok else "failed_verification"] += 1
+            if entries[-1].HasField("finished"):
+                out["finished"] += 1
+        return dict(out)
+
+
+def past_knee(step: Step, first: Step | None) -> bool:
+    s = step.summary()
+    return (s["act_p99_ms"] > BREAK_P99_MS or s["unexpected_errors"] > 0.01 * max(1, step.done)
+            or s["achieved_per_s"] < 0.9 * step.offered or step.late > 0.01 * max(1, step.done))
+
+
+async def run_config(store: str, redis_url: str, broker_url: str, replicas: int,
+                     args: argparse.Namespace, logdir: str) -> dict[str, Any]:
+    top = start_topology(redis_url, broker_url, replicas, logdir)
+    try:
+        await wait_serving(top.ports)
+        cpu0 = top.server_cpu()
+        await asyncio.sleep(IDLE_SECONDS)
+        top.idle_cpu_per_s = (top.server_cpu() - cpu0) / IDLE_SECONDS
+        # Client-side round robin over the replicas: one channel, a connection to each.
+        target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
+        async with grpc.aio.insecure_channel(
+                target, options=[("grpc.lb_policy_name", "round_robin")]) as channel:
+            load = Load(channel, seed=replicas)
+            await load.run_step(args.start_rate, 3, top)  # warm up: imports, caches, pools
+            steps: list[Step] = []
+            rate = args.start_rate
+            while rate <= args.max_rate:
+                step = await load.run_step(rate, args.step_seconds, top)
+                steps.append(step)
+                print(f"  {store} x{replicas} offered {rate:.0f}/s: "
+                      f"{json.dumps(step.summary())}", flush=True)
+                if past_knee(step, steps[0]):
+                    break
+                rate *= args.step_factor
+            good = [s for s in steps if not past_knee(s, steps[0])]
+            knee = max((s.done / s.seconds for s in good), default=0.0)
+            at = {}
+            for share in (0.5, 0.8):
+                if knee:
+                    step = await load.run_step(knee * share, args.step_seconds * 2, top)
+                    at[f"at_{int(share * 100)}pct"] = step.summary()
+                    print(f"  {store} x{replicas} at {int(share * 100)}% of the knee: "
+                          f"{json.dumps(step.summary())}", flush=True)
+            await asyncio.sleep(2)  # let the AI seats finish what was handed to them
+            audit = await load.audit()
+            print(f"  {store} x{replicas} audit: {json.dumps(audit)}", flush=True)
+            return {"store": store, "replicas": replicas, "knee_per_s": round(knee, 1),
+                    "idle_server_cpu_per_s": round(top.idle_cpu_per_s, 4),
+                    "steps": [s.summary() for s in steps], **at, "audit": audit,
+                    "watch_statuses": dict(load.watch_codes),
+                    "worker_cpu_s": round(top.worker_cpu(), 2)}
+    finally:
+        top.stop()
+
+
+def plot(results: list[dict[str, Any]], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for r in results:
+        xs = [s["achieved_per_s"] for s in r["steps"]]
+        label = f"{r['store']}, {r['replicas']} replica{'s' if r['replicas'] > 1 else ''}"
+        ax.plot(xs, [s["act_p99_ms"] for s in r["steps"]], marker="o", label=label + " p99")
+        ax.plot(xs, [s["act_p50_ms"] for s in r["steps"]], marker=".", linestyle="--",
+                label=label + " p50")
+    ax.set_xlabel("requests per second achieved (Act + CreateGame)")
+    ax.set_ylabel("Act latency (ms)")
+    ax.set_yscale("log")
+    ax.set_title("Arbiter under open-loop load, stepped to the knee")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    os.makedirs(RESULTS, exist_ok=True)
+    logdir = os.path.join(RESULTS, "loadtest-logs")
+    os.makedirs(logdir, exist_ok=True)
+    started: list[RedisServers] = []
+    vhost = ""
+    results = []
+    try:
+        broker_redis = start_standalone()
+        started.append(broker_redis)
+        if args.broker == "amqp":
+            vhost, broker_url = rabbitmq_vhost()
+        else:
+            broker_url = broker_redis.url.rsplit("/", 1)[0] + "/1"
+        for store in args.stores.split(","):
+            for replicas in (int(r) for r in args.replicas.split(",")):
+                servers = start_cluster() if store == "cluster" else start_standalone()
+                started.append(servers)
+                print(f"{store} with {replicas} server replica(s), broker {args.broker}",
+                      flush=True)
+                results.append(await run_config(store, servers.url, broker_url, replicas, args,
+                                                logdir))
+                servers.stop()
+                started.remove(servers)
+    finally:
+        for s in started:
+            s.stop()
+        if vhost:
+            subprocess.run(["rabbitmqctl", "-q", "delete_vhost", vhost], capture_output=True)
+    report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
+              "cpus": os.cpu_count(), "load_average": os.getloadavg(),
+              "step_seconds": args.step_seconds, "broker": args.broker, "results": results}
+    with open(os.path.join(RESULTS, "loadtest.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    plot(results, os.path.join(RESULTS, "loadtest.png"))
+    bad = [r for r in results if r["audit"].get("acknowledged_lost") or
+           r["audit"].get("acknowledged_duplicated") or r["audit"].get("failed_verification")
+           or r["audit"].get("games_with_gaps")]
+    return 1 if bad else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--step-seconds", type=float, default=5.0)
+    parser.add_argument("--start-rate", type=float, default=20.0)
+    parser.add_argument("--step-factor", type=float, default=1.5)
+    parser.add_argument("--max-rate", type=float, default=2000.0)
+    parser.add_argument("--broker", choices=["amqp", "redis"], default="amqp")
+    parser.add_argument("--stores", default="redis,cluster")
+    parser.add_argument("--replicas", default="1,2")
+    return asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Simulation reports a designer can trust (issue: shared wins, first movers, bot names) and
+the balance report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from services.cli.main import main as arbiter
+from services.core.decider import Rng, Seat
+from services.workers import balance, gameset
+from services.workers.simulate import Plan, game_seed, play_one, summarise
+
+
+def row(index: int, winners: list[int], first: int, finished: bool = True) -> dict:
+    return {"index": index, "finished": finished, "error": "", "winner_seats": winners,
+            "winner_entries": winners, "first_mover_seat": first, "first_mover_entry": first,
+            "end": "over", "commands": 10, "events": {}, "observed": {}, "seconds": 0.0}
+
+
+def test_a_shared_win_is_not_a_win_for_each_bot() -> None:
+    game = gameset.game("shadow_council")
+    plan = Plan("shadow_council", 3, ["sleuth"] * 4)
+    report = summarise(game, plan, [row(0, [0, 2], 1), row(1, [], 0), row(2, [3], 3)])
+    assert [b["wins"] for b in report["bots"]] == [0, 0, 0, 1]
+    assert [b["shared_wins"] for b in report["bots"]] == [1, 0, 1, 0]
+    assert (report["shared"], report["draws"], report["finished"]) == (1, 1, 3)
+
+
+def test_first_mover_advantage_follows_who_moved_first_not_seat_zero() -> None:
+    game = gameset.game("bubblee")
+    plan = Plan("bubblee", 4, ["greedy", "greedy"], rotate=False)
+    # Seat 1 moved first in every game and won three of four: seat 0 won one.
+    report = summarise(game, plan, [row(i, [1 if i else 0], 1) for i in range(4)])
+    fm = report["first_mover"]
+    assert (fm["decided_games"], fm["first_mover_won"]) == (4, 3)
+    assert fm["win_rate"] == 0.75 and fm["even_share"] == 0.5
+
+
+def test_the_first_mover_of_bubble_and_shadow_is_the_first_magician() -> None:
+    game = gameset.game("bubble_shadow")
+    for index in range(3):
+        played = play_one(game, ["random"] * 3, "fm", index, max_commands=5)
+        setup = game.setup(game.pb.Options(), [Seat("s", "ai", "random")] * 3,
+                           Rng(game_seed("fm", index), 0))
+        first = getattr(setup[0], setup[0].WhichOneof("kind"))
+        assert played["first_mover_seat"] == first.first_magician
+
+
+def test_simulate_help_names_every_games_bots(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        arbiter(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for game in gameset.all_games().values():
+        assert f"{game.name}: {', '.join(sorted(game.bots))}" in text
+
+
+def test_balance_writes_reports_plots_and_figures_and_keeps_the_prose(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / "balance.md"
+    page.write_text(f"# Balance\n\nProse a person wrote.\n\n{balance.BEGIN}\nold\n"
+                    f"{balance.END}\n\nMore prose.\n")
+    monkeypatch.setattr(balance, "VARIANTS", {"bubblee": [("no powers", "no_powers: true")]})
+    assert arbiter(["balance", "bubblee", "--games", "3", "--local",
+                    "--docs", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "balance" / "bubblee.json").read_text())
+    labels = [s["label"] for s in report["scenarios"]]
+    assert labels == ["2 seats, greedy", "2 seats, random", "no powers, 2 seats, greedy"]
+    assert all(s["games"] == 3 for s in report["scenarios"])
+    assert (tmp_path / "balance" / "bubblee.png").read_bytes()[:4] == b"\x89PNG"
+    text = page.read_text()
+    assert "Prose a person wrote." in text and "More prose." in text and "old" not in text
+    assert "| 2 seats, random |" in text
+
+
+def test_balance_refuses_an_unknown_game() -> None:
+    assert arbiter(["balance", "chess", "--games", "1"]) == 2
+
+
+def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> None:
+    from services.workers.grpc_sim import response_of
+
+    game = gameset.game("shadow_council")
+    report = summarise(game, Plan("shadow_council", 3, ["sleuth"] * 4),
+                       [row(0, [0, 2], 1), row(1, [1], 1), row(2, [], 0, finished=False)])
+    reply = response_of(report)
+    assert (reply.shared, reply.unfinished, reply.draws) == (1, 1, 0)
+    assert [b.wins for b in reply.bots] == [0, 1, 0, 0]
+    assert [b.shared_wins for b in reply.bots] == [1, 0, 1, 0]
+    assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (1, 1)
