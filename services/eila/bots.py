@@ -36,7 +36,8 @@ def random_options_bot(view: Any, legal: list[Any], rng: Rng) -> Any:
     answers = _kinds(legal, "answer")
     if answers:
         return rng.choice(answers)
-    return rng.choice([c for c in legal if c.WhichOneof("kind") not in FREE])
+    # Making room for Fear is done by discarding: then every legal command is a discard.
+    return rng.choice([c for c in legal if c.WhichOneof("kind") not in FREE] or legal)
 
 
 def _kinds(legal: list[Any], kind: str) -> list[Any]:
@@ -150,6 +151,10 @@ def greedy_bot(view: Any, legal: list[Any], rng: Rng) -> Any:
             return command
     if view.phase == "combat":
         return combat_choice(view, legal)
+    if view.phase == "room":
+        return room_choice(view, legal, res, val)
+    if view.phase == "meal":
+        return least_loss(view, legal, res, val)
     if view.phase == "moving":
         return mine_choice(view, legal)
     if view.phase == "picking":
@@ -188,6 +193,30 @@ def best_conversion(view: Any, legal: list[Any], res: dict[str, int], val: Value
         if gain > best_gain:
             best, best_gain = command, gain
     return best
+
+
+def least_loss(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -> Any:
+    """The night meal: 1 Food or 1 HP, whichever leaves the position worth more."""
+    def worth(command: Any) -> float:
+        after, hp = dict(res), view.hp
+        if command.night_meal.pay_hp:
+            hp -= 1
+        else:
+            after["food"] -= 1
+        return val.worth(after, hp)
+
+    return max(_kinds(legal, "night_meal"), key=worth)
+
+
+def room_choice(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -> Any:
+    """Making room for Fear: Energy is kept for the nights to come, so Knowledge goes, unless
+    the goal still needs it and there is Energy to spare (measured: better than weighing the
+    two with the valuation, which undervalues the Energy of later nights)."""
+    knowledge, energy = (c for c in legal if c.discard.resource in (pb.KNOWLEDGE, pb.ENERGY))
+    spare_energy = res["energy"] - (DAYS - view.time_track)
+    if res["knowledge"] <= val.need.get("knowledge", 0) and spare_energy > 0:
+        return energy
+    return knowledge
 
 
 def conversion_data(view: Any, i: int) -> Json:

@@ -112,7 +112,8 @@ def build_index(content: Content) -> Index:
 
 # Raise it with every change to how the engine plays (the content files count by themselves):
 # a game replays exactly only under the rules and content it was played with.
-RULES_VERSION = 2  # 2: a wall seen on Eila's own grid blocks a step toward a face-down tile
+RULES_VERSION = 3  # 3: shield cards 2 in total a chapter, weaknesses re-checked, choices for
+#                    the night meal and for making room for Fear
 
 
 @cache

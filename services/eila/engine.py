@@ -106,14 +106,15 @@ class Play:
     decks: dict[str, list[str]]  # red, blue, habit: cards waiting to be fetched
     day: int = 1
     present: str = ""
-    phase: str = "day"  # day (choose an option), resolve, combat, night, over
+    phase: str = "day"  # day, resolve, combat, moving, picking, room, meal, night, peek, over
     queue: list[Json] = field(default_factory=list)
     place: str = ""
     submitted: dict[str, int] = field(default_factory=dict)
     tonight: int = 0
     track: int = 0
     combat: Combat | None = None
-    shields: int = 0  # HP losses still cancelled in the combat being resolved
+    shields: int = 0  # HP losses the dice's shield faces still cancel in this combat round
+    shield_cards_used: int = 0  # HP losses the shield support cards prevented this chapter
     result: str = ""  # "", "won", "lost"
     ending: str = ""
     reason: str = ""
@@ -129,6 +130,8 @@ class Play:
     picking: str = ""
     location: str = ""  # chapter 5: the current location card
     bottom: str = ""  # a card the player knows is at the bottom of the upcoming deck
+    fear_due: int = 0  # Fear waiting for the player to discard Knowledge or Energy for room
+    resume: str = ""  # the phase to go back to once it is placed (resolve or moving)
 
     def clone(self) -> Play:
         c = Play(**self.__dict__)
@@ -202,8 +205,25 @@ class Table:
         if taken:
             self.say(f"+{taken} {resource}")
 
+    def take_fear(self, amount: int, resume: str) -> bool:
+        """Fear must be taken, one at a time. When room must be made and both Knowledge and
+        Energy are held, the player chooses which to discard: the rest of the Fear waits
+        (phase "room", `make_room`) and False is returned."""
+        for taken in range(amount):
+            if self.p.result:
+                return True
+            full = self.p.res["fear"] < SLOTS and self.free("fear") == 0
+            if full and self.p.res["knowledge"] and self.p.res["energy"]:
+                self.p.fear_due, self.p.resume = amount - taken, resume
+                self.p.phase = "room"
+                self.say("no room for the Fear: discard 1 Knowledge or 1 Energy")
+                return False
+            self.gain_one_fear()
+        return True
+
     def gain_one_fear(self) -> None:
-        """Fear must be taken: make room by discarding other intangibles; past 8, lose 1 HP."""
+        """Fear must be taken: make room by discarding the other intangible held (the player
+        chose beforehand, or only one kind is there); past 8 Fear, lose 1 HP instead."""
         if self.p.res["fear"] >= SLOTS:
             self.say("no room for more Fear: -1 HP")
             self.hurt(1, blockable=False)
@@ -236,7 +256,11 @@ class Table:
                 return
             if blockable and self.p.shields > 0:
                 self.p.shields -= 1
-                self.say("a shield cancels 1 HP loss")
+                self.say("a shield face cancels 1 HP loss")
+                continue
+            if blockable and self.p.combat is not None and shield_cards_left(self.p, self.ix):
+                self.p.shield_cards_used += 1
+                self.say("a shield support card prevents 1 HP loss")
                 continue
             self.p.hp -= 1
             self.say("-1 HP")
@@ -281,7 +305,7 @@ class Table:
         self.say(f"night {self.p.day}")
         if self.ix.content.chapter(self.p.chapter).get("night_food"):  # the harsh mountain
             if self.p.res["food"]:
-                self.lose("food", 1)
+                self.p.phase = "meal"  # "you lose 1 Food or 1 HP": the player's choice
             else:
                 self.hurt(1, blockable=False)
 
@@ -348,8 +372,14 @@ class Table:
 
 
 def fx_gain(t: Table, arg: dict[str, int]) -> None:
-    for resource, amount in arg.items():
-        t.gain(resource, amount)
+    gains = list(arg.items())
+    for i, (resource, amount) in enumerate(gains):
+        if resource != "fear":
+            t.gain(resource, amount)
+        elif not t.take_fear(amount, "resolve"):  # the player makes room: the rest waits
+            if gains[i + 1:]:
+                t.p.queue.insert(0, {"gain": dict(gains[i + 1:])})
+            return
 
 
 def fx_lose(t: Table, arg: dict[str, int]) -> None:
@@ -566,8 +596,8 @@ def move(t: Table, side: str, pay_hp: bool = False) -> None:
     m.x, m.y = x, y
     t.p.moves -= 1
     t.say(f"moved {side} to ({x}, {y})")
-    if mine_cell(t, x, y).get("dark"):
-        t.gain_one_fear()
+    if mine_cell(t, x, y).get("dark") and not t.take_fear(1, "moving"):
+        return  # the player makes room for it first
     if t.p.result:
         return
     if t.p.moves == 0:
@@ -683,13 +713,14 @@ def why_unavailable(p: Play, ix: Index, option: Json) -> str:
     The option is walked left to right up to its first combat: each − effect needs the
     resources you hold at that point (Fear excepted), each item discard needs the item. What
     the option gains before (a possessed item's effects included) counts, and so does what
-    Fear taken before pushes out of storage.
+    Fear taken before pushes out of storage: where the player would choose between Knowledge
+    and Energy, both ways are followed, and the option is available if one of them can pay.
     """
     for req in option.get("requires", []):
         why = requirement_missing(p, req, ix)
         if why:
             return why
-    res = dict(p.res)
+    ways = [dict(p.res)]
     effects = list(option["effects"])
     while effects:
         (kind, arg), = effects.pop(0).items()
@@ -699,23 +730,32 @@ def why_unavailable(p: Play, ix: Index, option: Json) -> str:
             effects[0:0] = list(arg["then"])
         elif kind == "gain":
             for r, n in arg.items():
-                if r == "fear":  # taken in full: it may push Knowledge or Energy out
-                    for _ in range(n):
-                        if res["fear"] < SLOTS:
-                            if sum(res[k] for k in INTANGIBLE) >= SLOTS:
-                                res["knowledge" if res["knowledge"] else "energy"] -= 1
-                            res["fear"] += 1
-                    continue
-                kind_slots = TANGIBLE if r in TANGIBLE else INTANGIBLE
-                res[r] += min(n, SLOTS - sum(res[k] for k in kind_slots))
+                for _ in range(n if r == "fear" else 0):  # taken in full, pushing others out
+                    ways = [after for res in ways for after in fear_taken(res)]
+                if r != "fear":
+                    kind_slots = TANGIBLE if r in TANGIBLE else INTANGIBLE
+                    for res in ways:
+                        res[r] += min(n, SLOTS - sum(res[k] for k in kind_slots))
         elif kind == "lose":
             for r, n in arg.items():
-                if r != "fear" and res[r] < n:
-                    return f"you need {n} {r} and have {res[r]}"
-                res[r] = max(0, res[r] - n)
+                if r != "fear" and all(res[r] < n for res in ways):
+                    return f"you need {n} {r} and have {max(res[r] for res in ways)}"
+                ways = [res for res in ways if r == "fear" or res[r] >= n]
+                for res in ways:
+                    res[r] = max(0, res[r] - n)
         elif kind == "drop_item" and arg not in p.items:
             return f"you do not possess {ix.name(arg)}"
     return ""
+
+
+def fear_taken(res: dict[str, int]) -> list[dict[str, int]]:
+    """Storage after 1 Fear is taken: each way the player may make room for it."""
+    if res["fear"] >= SLOTS:
+        return [res]  # it costs 1 HP instead
+    if sum(res[k] for k in INTANGIBLE) < SLOTS:
+        return [{**res, "fear": res["fear"] + 1}]
+    return [{**res, k: res[k] - 1, "fear": res["fear"] + 1}
+            for k in ("knowledge", "energy") if res[k]]
 
 
 def requirement_missing(p: Play, req: Json, ix: Index) -> str:
@@ -786,13 +826,24 @@ def item_combat_bonus(p: Play, ix: Index) -> int:
 
 
 def shield_count(p: Play, ix: Index) -> int:
+    """The HP losses this round's shield faces cancel (one each)."""
     c = p.combat
     assert c is not None
-    shields = int(c.red_shield) + int(c.green_shield)
-    for card in p.supports:
-        if ix.supports[card]["kind"] == "shield":
-            shields += ix.supports[card]["shield"]
-    return shields
+    return int(c.red_shield) + int(c.green_shield)
+
+
+def shield_cards_left(p: Play, ix: Index) -> int:
+    """*"A support card showing a shield can prevent 2 HP loss in total"*: what the shield
+    cards held have not yet prevented in this chapter (they work in combats only)."""
+    total = sum(ix.supports[card].get("shield", 0) for card in p.supports)
+    return max(0, total - p.shield_cards_used)
+
+
+def refresh_enemy_value(p: Play) -> None:
+    """A weakness's condition is looked at again whenever it may have changed (a free action
+    in combat can remove the Fear an enemy feeds on): the value is the one that holds now."""
+    if p.combat is not None:
+        p.combat.value = enemy_value(p, p.combat.spec)
 
 
 def boost(t: Table, energy: int) -> None:
@@ -810,6 +861,7 @@ def fight(t: Table) -> None:
     """Compare the values: win on equal or more; shields cancel HP losses of the outcome."""
     c = t.p.combat
     assert c is not None
+    refresh_enemy_value(t.p)
     total = c.total("S14" in t.p.supports)
     won = total >= c.value
     t.say(f"combat value {total} against {c.value}: {'won' if won else 'lost'}")
@@ -899,7 +951,38 @@ def cast(t: Table, card: str) -> None:
         t.heal(1)
 
 
+def make_room(t: Table, resource: str, count: int) -> None:
+    """*"you must discard other resources to make room for it"*: the player's discard of
+    Knowledge or Energy makes room for that many of the waiting Fear; then play goes on."""
+    if resource not in ("knowledge", "energy"):
+        raise RuleError("MAKE_ROOM", "discard Knowledge or Energy to make room for the Fear")
+    if count <= 0 or count > t.p.fear_due:
+        raise MalformedCommand("BAD_COUNT", f"discard 1 to {t.p.fear_due} to make room")
+    if t.p.res[resource] < count:
+        raise RuleError("NOT_ENOUGH", f"you have only {t.p.res[resource]} {resource}")
+    t.p.res[resource] -= count
+    t.say(f"discarded {count} {resource} to make room for Fear")
+    due, resume = t.p.fear_due, t.p.resume
+    t.p.fear_due, t.p.resume, t.p.phase = 0, "", resume
+    if not t.take_fear(due, resume) or t.p.result:
+        return
+    if resume == "resolve":
+        t.run()
+    elif t.p.moves == 0:
+        stop(t)
+
+
 # ---- the night -----------------------------------------------------------------------------
+
+
+def night_meal(t: Table, pay_hp: bool) -> None:
+    """The mountain: *"At the beginning of each night phase, you lose 1 Food or 1 HP"*."""
+    t.p.phase = "night"
+    if pay_hp:
+        t.say("the night meal: 1 HP instead of Food")
+        t.hurt(1, blockable=False)
+    else:
+        t.lose("food", 1)
 
 
 def goal_side(ix: Index, chapter: int, advanced: bool) -> Json:

@@ -212,6 +212,7 @@ def apply(state: State, command: Any, dice: Dice, log: list[str]) -> None:
     assert play is not None
     table = Table(play, index(), dice, log)
     chapter_command(table, kind, getattr(command, kind))
+    engine.refresh_enemy_value(play)
     if play.result:
         finish_chapter(state, log)
 
@@ -239,7 +240,7 @@ def campaign_command(state: State, command: Any, dice: Dice, log: list[str]) -> 
 PHASES_OF = {
     "choose": ("day",), "submit": ("night",), "end_night": ("night",), "boost": ("combat",),
     "fight": ("combat",), "move": ("moving",), "stop": ("moving",), "pick": ("picking",),
-    "done_picking": ("picking",), "peek": ("peek",),
+    "done_picking": ("picking",), "peek": ("peek",), "night_meal": ("meal",),
 }
 SIDES = {pb.NORTH: "N", pb.EAST: "E", pb.SOUTH: "S", pb.WEST: "W"}
 
@@ -248,8 +249,12 @@ def chapter_command(t: Table, kind: str, cmd: Any) -> None:
     phase = t.p.phase
     if kind in PHASES_OF and phase not in PHASES_OF[kind]:
         raise RuleError("WRONG_PHASE", f"you cannot {kind.replace('_', ' ')} during the {phase}")
+    if phase == "room" and kind != "discard":
+        raise RuleError("MAKE_ROOM", "make room for the Fear first: discard Knowledge or Energy")
     if kind == "choose":
         t.choose(cmd.option)
+    elif kind == "discard" and phase == "room":
+        engine.make_room(t, resource(cmd.resource), cmd.count)
     elif kind == "discard":
         engine.discard(t, resource(cmd.resource), cmd.count)
     elif kind == "convert":
@@ -280,6 +285,8 @@ def chapter_command(t: Table, kind: str, cmd: Any) -> None:
         engine.done_picking(t)
     elif kind == "peek":
         engine.peek(t, cmd.delay)
+    elif kind == "night_meal":
+        engine.night_meal(t, cmd.pay_hp)
     else:
         raise RuleError("NOT_IN_THIS_CHAPTER", f"{kind.replace('_', ' ')} is not possible now")
 
@@ -340,6 +347,12 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         out.append(pb.Command(stop=pb.StopMoving()))
     elif p.phase == "peek":
         out += [pb.Command(peek=pb.Peek(delay=False)), pb.Command(peek=pb.Peek(delay=True))]
+    elif p.phase == "room":  # only a discard of Knowledge or Energy makes room
+        return [pb.Command(discard=pb.Discard(resource=ENUM_OF[r], count=1))
+                for r in ("knowledge", "energy")]
+    elif p.phase == "meal":
+        out += [pb.Command(night_meal=pb.NightMeal(pay_hp=False)),
+                pb.Command(night_meal=pb.NightMeal(pay_hp=True))]
     elif p.phase == "picking":
         resource, price = engine.PRICE[p.picking]
         if p.res[resource] >= price:

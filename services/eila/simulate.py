@@ -1,4 +1,10 @@
-"""Many seeded games by a bot: chapter win rates and whole campaigns (docs/eila.md)."""
+"""Many seeded games by a bot: chapter win rates and whole campaigns (docs/eila.md).
+
+A win rate is per chapter attempt: a campaign retries a lost chapter, so counting the
+chapters it won in the end would count each of them a win however many tries it took. An
+attempt still being played when a game hits its command cap is neither won nor lost: it is
+reported apart. `attempts` and `per_attempt` give `arbiter simulate eila` the same figures.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
@@ -23,6 +30,7 @@ class ChapterRun:
     ending: str
     day: int
     reason: str
+    cut: bool = False  # stopped by the command cap: neither won nor lost
 
 
 def new_game(options: pb.Options, seed: int) -> State:
@@ -50,14 +58,72 @@ def play_chapter(bot_name: str, chapter: int, advanced: bool, seed: int,
         state = step(state, bot_name, seed, version)
     p = state.play
     assert p is not None
-    return ChapterRun(p.result == "won", p.ending, p.day, p.reason)
+    return ChapterRun(p.result == "won", p.ending, p.day, p.reason, cut=not p.result)
 
 
 def chapter_rates(bot_name: str, chapter: int, advanced: bool, seeds: range,
-                  box: Sequence[str] = ()) -> tuple[float, Counter[str]]:
+                  box: Sequence[str] = ()) -> tuple[float, Counter[str], int]:
+    """The win rate over the attempts that ended, their endings, and how many the cap cut."""
     runs = [play_chapter(bot_name, chapter, advanced, s, box) for s in seeds]
-    endings = Counter(r.ending for r in runs if r.won)
-    return sum(r.won for r in runs) / len(runs), endings
+    ended = [r for r in runs if not r.cut]
+    endings = Counter(r.ending for r in ended if r.won)
+    rate = sum(r.won for r in ended) / len(ended) if ended else 0.0
+    return rate, endings, len(runs) - len(ended)
+
+
+def attempts(state: State) -> dict[str, Any]:
+    """The chapter attempts of one simulated game: won and lost by chapter, and whether one
+    was still being played when the game stopped (the command cap)."""
+    by_chapter: dict[str, list[int]] = {}
+    for chapter, won, *_ in state.history:
+        counts = by_chapter.setdefault(str(chapter), [0, 0])
+        counts[0 if won else 1] += 1
+    cut = state.phase == "playing"
+    return {"won": sum(w for w, _ in by_chapter.values()),
+            "lost": sum(lost for _, lost in by_chapter.values()),
+            "cut": int(cut), "cut_chapter": state.chapter if cut else -1,
+            "by_chapter": by_chapter}
+
+
+def per_attempt(report: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """Turn a simulation report's win rate into one per chapter attempt (the bot's `wins`
+    become attempts won, out of `attempts` that ended); the games won, and the games stopped
+    by the command cap, are reported apart."""
+    from services.workers.simulate import wilson
+
+    won = sum(r["attempts"]["won"] for r in results)
+    ended = won + sum(r["attempts"]["lost"] for r in results)
+    by_chapter: dict[str, list[int]] = {}
+    for r in results:
+        for chapter, (w, lost) in r["attempts"]["by_chapter"].items():
+            counts = by_chapter.setdefault(chapter, [0, 0])
+            counts[0] += w
+            counts[1] += lost
+    capped = [r for r in results if r["attempts"]["cut"] and not r["error"]]
+    lo, hi = wilson(won, ended)
+    for bot in report["bots"]:  # Eila is solo: one bot
+        bot.update({"games_won": bot["wins"], "wins": won, "attempts": ended,
+                    "win_rate": round(won / ended, 4) if ended else 0.0,
+                    "ci95": [round(lo, 4), round(hi, 4)]})
+    report["attempts"] = {
+        "ended": ended, "won": won,
+        "by_chapter": {c: {"won": w, "lost": lost, "win_rate": round(w / (w + lost), 4)}
+                       for c, (w, lost) in sorted(by_chapter.items())},
+        "stopped_by_cap": len(capped),
+        "stopped_by_cap_in_chapter": dict(Counter(
+            str(r["attempts"]["cut_chapter"]) for r in capped)),
+    }
+
+
+def render_attempts(a: dict[str, Any]) -> list[str]:
+    lines = [f"  per chapter attempt: {a['won']} won of {a['ended']} attempts that ended "
+             "(a campaign retries a lost chapter; each try counts)"]
+    for chapter, c in a["by_chapter"].items():
+        lines.append(f"    chapter {chapter}: won {c['won']}, lost {c['lost']}  "
+                     f"{100 * c['win_rate']:5.1f}%")
+    lines.append(f"  games stopped by the command cap: {a['stopped_by_cap']} (their attempt "
+                 "in progress is not counted)")
+    return lines
 
 
 def campaign(bot_name: str, advanced: bool, seed: int, attempts: int = 5) -> tuple[int, int]:
@@ -89,9 +155,10 @@ def main() -> None:
             cells = []
             for bot in args.bots.split(","):
                 t = time.perf_counter()
-                rate, endings = chapter_rates(bot, chapter, advanced, range(args.seeds))
+                rate, endings, cut = chapter_rates(bot, chapter, advanced, range(args.seeds))
                 ms = (time.perf_counter() - t) * 1000 / args.seeds
                 extra = f" endings {dict(endings)}" if len(endings) > 1 else ""
+                extra += f" ({cut} cut by the command cap)" if cut else ""
                 cells.append(f"{bot} {rate:.1%} ({ms:.0f} ms/game){extra}")
             print(f"chapter {chapter} {'advanced' if advanced else 'normal'}: " + "; ".join(cells))
     for advanced in (False, True):

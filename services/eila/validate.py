@@ -1,10 +1,7 @@
 """The content validator: `validate(content) -> problems` (an empty list means sound).
 
-It checks that every referenced card, item, support card, habit, quiz, tile and location
-exists; that every effect and requirement is well formed and every option can execute; and
-that no chapter can get stuck (every card that can be revealed has an option that is always
-available, every fetched card exists in the right deck, every repeated combat can end, every
-goal resource has a source). `run_validate()` is the CLI's `arbiter eila validate`.
+What it checks is listed in docs/eila.md ("Validator"), in the order of this file.
+`run_validate()` is the CLI's `arbiter eila validate`.
 """
 
 from __future__ import annotations
@@ -12,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from services.eila.cycles import gain_cycles
 from services.eila.data import RESOURCES, Content, Json, build_index, load_content
 
 PLACES = {"future", "past", "deck"}
@@ -25,6 +23,17 @@ CHAPTER0_COLORS = {**{f"00{i}": "green" for i in range(1, 6)},
                    **{f"00{i}": "blue" for i in range(6, 9)},
                    "009": "red", "010": "red", "011": "red"}
 COUNTS = {"items": 32, "supports": 14, "habits": 7}
+HEART_TOKENS = 12  # "12 Heart Tokens": no goal card can have more HP
+# The dice of the rulebook: (value, shield) of each face.
+RED_DIE = sorted([(1, False), (2, True), (3, False), (4, False), (5, False), (6, False)])
+GREEN_DIE = sorted([(0, False), (1, False), (1, False), (2, False), (1, True), (2, True)])
+# Each chapter's unique element, as the rulebook describes it.
+ELEMENTS = {2: ("quizzes", [f"EQ-{i}" for i in range(1, 6)] + [f"AQ-{i}" for i in range(1, 6)]),
+            3: ("location_events", [str(n) for n in range(340, 353)]),
+            4: ("contracts", [f"C0{i}" for i in range(1, 10)]),
+            5: ("locations", [f"L{i:02}" for i in range(1, 11)])}
+PRIVILEGES = [f"P0{i}" for i in range(1, 10)]
+MINE_ITEMS = {"I12": "cliff", "I13": "hidden"}  # the rope and the magnifier act in the mine
 PAUSING = {"combat", "move", "offer", "trigger_location", "location_action"}
 
 
@@ -77,13 +86,13 @@ class Checker:
             elif ids[arg]["color"] != kind:
                 self.bad(where, f"card {arg} is {ids[arg]['color']}, not {kind}")
         elif kind == "habit":
-            if arg not in self.ix.content.habit_cards():
+            if not isinstance(arg, str) or arg not in self.ix.content.habit_cards():
                 self.bad(where, f"habit {arg} does not exist")
-        elif kind in ("item", "drop_item"):
-            if arg not in self.ix.items:
+        elif kind in ("item", "drop_item"):  # one item: "either one" icons are two options
+            if not isinstance(arg, str) or arg not in self.ix.items:
                 self.bad(where, f"item {arg} does not exist")
         elif kind == "support":
-            if arg not in self.ix.supports:
+            if not isinstance(arg, str) or arg not in self.ix.supports:
                 self.bad(where, f"support card {arg} does not exist")
         elif kind == "ending":
             if chapter is not None and arg not in chapter.get("endings", {}):
@@ -120,9 +129,12 @@ class Checker:
         if not isinstance(effects, list):
             return
         for effect in walk([e for e in effects if isinstance(e, dict) and len(e) == 1]):
-            (kind, _), = effect.items()
+            (kind, arg), = effect.items()
             if kind in PAUSING or kind == "keep_habit":
                 self.bad(where, f"{kind!r} cannot be part of a free action")
+            if kind == "gain" and isinstance(arg, dict) and arg.get("fear"):
+                self.bad(where, "Fear cannot be gained in a free action (making room for it "
+                         "waits for the player)")
 
     def combat(self, where: str, spec: Any, chapter: Json | None) -> None:
         if not isinstance(spec, dict) or not isinstance(spec.get("value"), int):
@@ -140,15 +152,43 @@ class Checker:
                 self.bad(where, f"weakness names unknown support card {a}")
         self.effects(where + " (win)", spec.get("win", []), chapter)
         self.effects(where + " (lose)", spec.get("lose", []), chapter)
-        if spec.get("repeat") and not any("hurt" in e for e in spec.get("lose", [])):
-            self.bad(where, "a repeated combat must cost HP when lost, or it may never end")
+        if spec.get("repeat"):
+            self.repeated(where, spec.get("lose", []))
 
-    def requirement(self, where: str, req: Any) -> None:
+    def repeated(self, where: str, lose: Any) -> None:
+        """Every combat ends. One without "fight on despite injuries" ends at the first
+        `fight` (always legal in a combat). A repeated one ends when won or when HP runs out,
+        and this is why HP does run out (with probability 1) if it is never won:
+        - each lost round's effects cost at least 1 HP and give nothing back (checked here);
+        - each die has faces without a shield (`dice`), so a round without a shield face
+          comes with a fixed positive chance, and such a lost round costs that HP;
+        - shield cards prevent a fixed number of HP losses in total in a chapter
+          (`conversion_cycles` checks the number, ruling 21);
+        - no conversion cycle gains anything, HP included (`conversion_cycles`), so the HP
+          that free actions can still give (healing spells, one-use items) is bounded by
+          what is held when the combat starts.
+        So HP plus what can still become HP plus the shield cards' rest only goes down, by 1
+        at least in each such round: the combat lasts a finite number of rounds."""
+        lose = lose if isinstance(lose, list) else []
+        kinds = [k for e in lose if isinstance(e, dict) for k in e]
+        hp = sum(e["hurt"] for e in lose if isinstance(e, dict) and isinstance(e.get("hurt"), int))
+        if hp < 1 or set(kinds) - {"hurt", "lose"}:
+            self.bad(where, "a repeated combat must cost HP when lost and give nothing back "
+                     "(only hurt and lose effects), or it may never end")
+
+    def requirement(self, where: str, req: Any, chapter: Json | None) -> None:
         if not isinstance(req, dict) or len(req) != 1:
             self.bad(where, f"a requirement has exactly one key: {req!r}")
             return
         (kind, arg), = req.items()
-        if kind in ("item", "no_item") and arg not in self.ix.items:
+        if kind == "location" and arg not in {
+                x["id"] for x in (chapter or {}).get("locations", [])}:
+            self.bad(where, f"requires location {arg}, which does not exist in this chapter")
+        elif kind in ("ending", "no_ending") and not self.earlier_ending(arg, chapter):
+            self.bad(where, f"requires ending {arg!r}: no earlier chapter has it")
+        elif kind in ("min_day", "max_fear") and not isinstance(arg, int):
+            self.bad(where, f"{kind} needs a number")
+        elif kind in ("item", "no_item") and arg not in self.ix.items:
             self.bad(where, f"requires unknown item {arg}")
         elif kind == "support" and arg not in self.ix.supports:
             self.bad(where, f"requires unknown support card {arg}")
@@ -157,6 +197,14 @@ class Checker:
         elif kind not in ("item", "no_item", "support", "habit", "flag", "no_flag", "min_day",
                           "max_fear", "shelter", "ending", "no_ending", "location"):
             self.bad(where, f"unknown requirement {kind!r}")
+
+    def earlier_ending(self, ref: Any, chapter: Json | None) -> bool:
+        """"2B": ending B of chapter 2, which must come before the chapter that asks."""
+        if not isinstance(ref, str) or len(ref) < 2 or not ref[0].isdigit():
+            return False
+        n = int(ref[0])
+        here = chapter.get("chapter", 6) if chapter else 6
+        return n < here and ref[1:] in self.c.chapters.get(n, {}).get("endings", {})
 
     # ---- cards ----------------------------------------------------------------------------
 
@@ -176,7 +224,7 @@ class Checker:
             if not option.get("text"):
                 self.bad(w, "an option needs text")
             for req in option.get("requires", []):
-                self.requirement(w, req)
+                self.requirement(w, req, chapter)
             self.effects(w, option.get("effects"), chapter)
         if not any(always_available(o) for o in options):
             self.bad(where, "no option is always available: the chapter could get stuck here")
@@ -193,6 +241,10 @@ class Checker:
             self.resources(f"{where} {side} goal", goal.get("submit"))
             if not isinstance(goal.get("max_hp"), int) or goal["max_hp"] < 1:
                 self.bad(where, f"the {side} goal needs a max HP")
+            elif goal["max_hp"] > HEART_TOKENS:
+                self.bad(where, f"the {side} goal's max HP is above the {HEART_TOKENS} hearts")
+            if "reach" in goal:
+                self.reach(where, side, goal["reach"], data)
             if not goal.get("text"):
                 self.bad(where, f"the {side} goal needs a text")
         if "A" not in data.get("endings", {}):
@@ -227,6 +279,49 @@ class Checker:
                     self.card(f"{key[:-1]} {thing['id']}", thing, data)
         if data.get("tiles"):
             self.mine(data)
+        self.element(n, data)
+
+    def element(self, n: int, data: Json) -> None:
+        """The chapter's unique element is all there (quizzes, mine, contracts, locations),
+        and chapter 4's Opportunities card sells contracts (A) and privileges (B)."""
+        if n not in ELEMENTS:
+            return
+        key, wanted = ELEMENTS[n]
+        if sorted(x.get("id") for x in data.get(key, [])) != sorted(wanted):
+            self.bad(f"chapter {n}", f"{key} must be {wanted[0]} to {wanted[-1]}")
+        if n == 3 and not data.get("tiles"):
+            self.bad("chapter 3", "the mine has no tiles")
+        if n == 4:
+            if sorted(x.get("id") for x in data.get("privileges", [])) != PRIVILEGES:
+                self.bad("chapter 4", "privileges must be P01 to P09")
+            sells = [[e.get("offer") for o in c.get("options", [])[:2]
+                      for e in o.get("effects", [])[:1]]
+                     for c in data.get("cards", []) if c.get("title") == "Opportunities"]
+            if ["contracts", "privileges"] not in sells:
+                self.bad("chapter 4", "the Opportunities card (A: contracts, B: privileges) "
+                         "is missing")
+        if n == 5 and not data.get("night_food"):
+            self.bad("chapter 5", "the mountain's night meal (night_food) is missing")
+
+    def reach(self, where: str, side: str, target: Any, data: Json) -> None:
+        """A goal's location exists and a path of `go` effects leads there from the first."""
+        locations = {x["id"]: x for x in data.get("locations", [])}
+        if target not in locations:
+            self.bad(where, f"the {side} goal names location {target!r}, which does not exist")
+            return
+        anywhere = {e["go"] for c in data.get("cards", []) for o in c.get("options", [])
+                    for e in walk(o.get("effects", [])) if "go" in e}
+        seen, todo = set(), [next(iter(locations))]
+        while todo:
+            here = todo.pop()
+            if here in seen or here not in locations:
+                continue
+            seen.add(here)
+            todo += [e["go"] for o in locations[here].get("options", [])
+                     for e in walk(o.get("effects", [])) if "go" in e]
+            todo += list(anywhere)
+        if target not in seen:
+            self.bad(where, f"no path of locations leads to {target}, the {side} goal")
 
     def quiz(self, q: Json, chapter: Json) -> None:
         where = f"quiz {q['id']}"
@@ -263,6 +358,8 @@ class Checker:
                         self.bad(f"tile {tile['id']}", f"{f} sides are N, E, S, W")
         for loc in placed - events:
             self.bad("mine", f"a grid shows location {loc}, which has no event")
+        for loc in sorted(events - placed):
+            self.bad("mine", f"location event {loc} is on no grid: it can never trigger")
 
     def reachable(self, n: int, data: Json) -> None:
         """Every blue and red card is fetched by some effect of the chapter."""
@@ -313,7 +410,48 @@ class Checker:
                 self.bad(f"chapter {n}", "missing")
         self.advanced()
         self.obtainable()
+        self.needed()
+        self.dice()
+        self.conversion_cycles()
         return self.problems
+
+    def dice(self) -> None:
+        """The dice are the rulebook's (faces without a shield are what `repeated` relies
+        on to prove that a combat ends)."""
+        for name, faces in (("red_die", RED_DIE), ("green_die", GREEN_DIE)):
+            found = sorted((f.get("value"), bool(f.get("shield")))
+                           for f in self.c.common.get(name, []) if isinstance(f, dict))
+            if found != faces:
+                self.bad(name, f"the faces must be {faces} (value, shield)")
+
+    def conversion_cycles(self) -> None:
+        """No set of item and support cards makes conversions that gain from nothing."""
+        cards = list(self.c.common.get("items", [])) + list(self.c.common.get("supports", []))
+        for ids, cycle in gain_cycles(self.c.common.get("conversions", []), cards):
+            self.bad(" + ".join(ids) or "board", f"resources from nothing: {cycle}")
+        for card in self.c.common.get("supports", []):
+            if card.get("kind") == "shield" and not (
+                    isinstance(card.get("shield"), int) and card["shield"] > 0):
+                self.bad(card["id"], "a shield card prevents a number of HP losses in total")
+
+    def needed(self) -> None:
+        """An item or support card that is "needed by some options" is needed by one."""
+        required: set[str] = set()
+        things: list[Json] = list(self.c.advanced.get("cards", []))
+        things += list(self.c.habits.get("habits", []))
+        for data in self.c.chapters.values():
+            things += all_cards(data)
+        for thing in things:
+            for option in thing.get("options", []):
+                required |= {a for r in option.get("requires", []) if isinstance(r, dict)
+                             for k, a in r.items() if k in ("item", "support")}
+        for data in self.c.chapters.values():
+            features = {f for t in data.get("tiles", []) for c in t.get("cells", []) for f in c}
+            required |= {item for item, feature in MINE_ITEMS.items() if feature in features}
+        cards = list(self.c.common.get("items", [])) + list(self.c.common.get("supports", []))
+        for card in cards:
+            if card.get("kind") == "requirement" and card["id"] not in required:
+                self.bad(card["id"], "no option requires it, yet it does nothing else")
 
     def obtainable(self) -> None:
         """Every item, support card and habit can be acquired somewhere in the campaign."""
@@ -369,12 +507,13 @@ def walk(effects: list[Json]) -> list[Json]:
 
 
 def fetches(effects: list[Json]) -> set[str]:
-    return {v for e in walk(effects) for k, v in e.items() if k in ("blue", "red")}
+    return {v for e in walk(effects) for k, v in e.items()
+            if k in ("blue", "red") and isinstance(v, str)}
 
 
 def acquired(effects: list[Json]) -> set[str]:
     kinds = ("item", "support", "habit")
-    return {v for e in walk(effects) for k, v in e.items() if k in kinds}
+    return {v for e in walk(effects) for k, v in e.items() if k in kinds and isinstance(v, str)}
 
 
 def gains(effects: list[Json]) -> set[str]:

@@ -135,6 +135,7 @@ def view(state: State, seat: int | None) -> Any:
             enemy=c.enemy, enemy_value=c.value, red=c.red, red_shield=c.red_shield,
             green=c.green, green_shield=c.green_shield, boost=c.boost,
             total=c.total("S14" in p.supports), shields=engine.shield_count(p, ix),
+            shield_cards_left=engine.shield_cards_left(p, ix),
             repeats=bool(c.spec.get("repeat"))))
     for i, conv in enumerate(engine.conversions(p, ix)):
         v.conversions.append(pb.ConversionView(index=i, text=conv["text"],

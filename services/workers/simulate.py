@@ -95,13 +95,18 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     METRICS.simulation_games.labels(game.name).inc()
     METRICS.simulation_seconds.labels(game.name).observe(seconds)
     winners = sorted(outcome.winners) if outcome else []
-    return {"index": index, "finished": outcome is not None, "error": error,
-            "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
-            "first_mover_seat": first_mover,
-            "first_mover_entry": entry_at[first_mover] if first_mover >= 0 else -1,
-            "end": end_kind(outcome.reason) if outcome else "",
-            "commands": commands, "events": dict(kinds), "observed": dict(observed),
-            "seconds": seconds}
+    result = {"index": index, "finished": outcome is not None, "error": error,
+              "winner_seats": winners, "winner_entries": sorted(entry_at[w] for w in winners),
+              "first_mover_seat": first_mover,
+              "first_mover_entry": entry_at[first_mover] if first_mover >= 0 else -1,
+              "end": end_kind(outcome.reason) if outcome else "",
+              "commands": commands, "events": dict(kinds), "observed": dict(observed),
+              "seconds": seconds}
+    if game.name == "eila":  # a campaign retries lost chapters: every attempt counts
+        from services.eila.simulate import attempts
+
+        result["attempts"] = attempts(state)
+    return result
 
 
 def end_kind(reason: str) -> str:
@@ -227,7 +232,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
     def by_value(c: Counter[str]) -> dict[str, int]:
         return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
 
-    return {
+    report = {
         "game": game.name, "games": n, "bots": bots, "seed": plan.seed,
         "rotate": plan.rotate, "finished": len(finished),
         "unfinished": n - len(finished),
@@ -245,6 +250,11 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "events": dict(sorted(events.items())),
         "observed": {k: by_value(v) for k, v in sorted(observed.items())},
     }
+    if game.name == "eila":  # win rates per chapter attempt, not per campaign
+        from services.eila.simulate import per_attempt
+
+        per_attempt(report, results)
+    return report
 
 
 def render(report: dict[str, Any]) -> str:
@@ -266,6 +276,10 @@ def render(report: dict[str, Any]) -> str:
                      f"[{100 * lo:.1f}%, {100 * hi:.1f}%] (even: {100 * fm['even_share']:.1f}%)")
     for end, count in report["ends"].items():
         lines.append(f"  ended: {end}: {count}")
+    if "attempts" in report:  # Eila
+        from services.eila.simulate import render_attempts
+
+        lines += render_attempts(report["attempts"])
     ln = report["length"]
     lines.append(f"  length (commands): mean {ln['mean']}, min {ln['min']}, max {ln['max']}")
     for key, hist in report["observed"].items():

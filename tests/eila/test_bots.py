@@ -15,13 +15,13 @@ CHAPTERS = range(6)
 @pytest.mark.parametrize("advanced", [False, True])
 def test_every_chapter_can_be_won_by_the_greedy_bot(advanced: bool) -> None:
     for chapter in CHAPTERS:
-        rate, _ = chapter_rates("greedy", chapter, advanced, range(8))
+        rate, _, _ = chapter_rates("greedy", chapter, advanced, range(8))
         assert rate >= 0.25, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
 
 
 def test_the_random_bot_wins_rarely() -> None:
     for chapter in CHAPTERS:
-        rate, _ = chapter_rates("random", chapter, False, range(8))
+        rate, _, _ = chapter_rates("random", chapter, False, range(8))
         assert rate <= 0.125, f"chapter {chapter}: {rate}"
 
 
@@ -43,6 +43,6 @@ def test_the_greedy_bot_completes_a_campaign() -> None:
 def test_win_rates_over_many_seeds() -> None:
     """The figures of docs/eila.md (100 seeds, normal mode)."""
     for chapter in CHAPTERS:
-        greedy, _ = chapter_rates("greedy", chapter, False, range(100))
-        rand, _ = chapter_rates("random", chapter, False, range(100))
+        greedy, _, _ = chapter_rates("greedy", chapter, False, range(100))
+        rand, _, _ = chapter_rates("random", chapter, False, range(100))
         assert greedy >= 0.9 and rand <= 0.02, (chapter, greedy, rand)

@@ -354,3 +354,13 @@ def test_a_location_event_returns_to_its_deck_and_can_trigger_again() -> None:
     state = act(state, choose(3))  # the miners' store: trade news for bread
     assert state.play is not None and state.play.nested == "" and "340" not in state.play.past
     assert act(in_mine(1, 0, moves=1), STOP).play.nested == "340"  # type: ignore[union-attr]
+
+
+def test_court_manners_is_needed_by_some_castle_options() -> None:
+    """S11 says "Needed by some options in the castle": The Great Hall (403) has one."""
+    without = GAME.view(present(start(4), "403"), 0).present.options
+    with_it = GAME.view(present(start(4, box=("S11",)), "403"), 0).present.options
+    manners = [i for i, o in enumerate(without) if "court manners" in o.text]
+    assert manners and all(not without[i].available and "Court Manners" in without[i].why_not
+                           for i in manners)
+    assert all(with_it[i].available for i in manners)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
-from services.core.decider import RuleError
+from services.core.decider import Rng, RuleError
+from services.eila import GAME
 from services.eila.engine import State
 from tests.eila.helpers import FIGHT, act, choose, present, start
 
@@ -166,3 +167,66 @@ def test_losses_after_a_combat_take_what_you_have() -> None:
     state = act(state, FIGHT)
     p = state.play
     assert p is not None and p.res["coin"] == 0 and p.hp == p.max_hp - 1
+
+
+def test_the_shield_support_card_prevents_2_hp_loss_in_total_in_a_chapter() -> None:
+    """Ruling 21: Bubble Shield's 2 are spent over the chapter, not renewed each combat."""
+    first = act(present(start(2, box=("S04",)), "235"), choose(0), draws=[0])
+    assert GAME.view(first, 0).combat.shield_cards_left == 2
+    state = act(first, FIGHT)
+    p = state.play
+    assert p is not None and p.hp == p.max_hp and p.shield_cards_used == 2
+    again = act(present(state, "235"), choose(0), draws=[0])
+    assert GAME.view(again, 0).combat.shield_cards_left == 0
+    state = act(again, FIGHT)  # spent: the 2 HP are lost
+    assert state.play is not None and state.play.hp == state.play.max_hp - 2
+
+
+def at_the_summit_guardian(box: tuple[str, ...] = ("S04",)) -> State:
+    """Issue 14's position: chapter 5, Eila at L09 with 1 Energy; 501 A, then L09 A puts the
+    Guardian of the Summit (547, fight on despite injuries) on top of the upcoming deck."""
+    state = present(start(5, box=box), "501", energy=1)
+    state.play.location = "L09"  # type: ignore[union-attr]
+    state = act(act(state, choose(0)), choose(0))  # Press on; Scramble to the top
+    p = state.play
+    assert p is not None and p.present == "547" and p.res["energy"] == 0
+    dice = [0, 0] if "S12" in box else [0]  # paws: lost, no shield face
+    return act(state, choose(0), draws=dice)  # fight on (the only available option)
+
+
+def test_fighting_on_with_the_bubble_shield_ends() -> None:
+    """The shield's 2 cancel the first two lost rounds; each later one costs 1 HP, so the
+    combat ends with the chapter once the 6 HP are gone (it never ended before)."""
+    state = at_the_summit_guardian()
+    p = state.play
+    kinds = {c.WhichOneof("kind") for c in GAME.legal_actions(state, 0)}
+    assert p is not None and kinds - {"discard", "convert"} == {"fight"}
+    fights = 0
+    while state.phase == "playing" and fights < 100:
+        state = act(state, FIGHT, draws=[0])  # paw (1) against 7: lost each time
+        fights += 1
+    assert fights == 2 + 6 and state.play is not None and state.play.result == "lost"
+
+
+def test_fighting_on_with_real_dice_ends() -> None:
+    """Without Energy the Guardian (7) cannot be beaten by one red die: only HP ends it."""
+    state = at_the_summit_guardian()
+    version = 1
+    while state.play.phase == "combat" and version < 1000:  # type: ignore[union-attr]
+        for event in GAME.decide(state, 0, FIGHT, Rng(b"guardian", version)):
+            state = GAME.evolve(state, event)
+        version += 1
+    assert state.play.result == "lost" and version < 100  # type: ignore[union-attr]
+
+
+def test_a_weakness_is_looked_at_again_when_its_condition_changes() -> None:
+    """Ruling 20: with 1 Fear the Ice Wraith (538) is 7; Glow Moss used after the roll takes
+    the Fear away, so it is 5 when the values are compared, and a 5 wins."""
+    state = act(present(start(5, box=("I28",)), "538", fear=1), choose(0), draws=[4])
+    assert state.play.combat.value == 7  # type: ignore[union-attr]
+    state = act(state, pb.Command(use_item=pb.UseItem(card="I28")))
+    assert state.play.res["fear"] == 0  # type: ignore[union-attr]
+    assert GAME.view(state, 0).combat.enemy_value == 5
+    state = act(state, FIGHT)
+    p = state.play
+    assert p is not None and p.combat is None and p.res["stone"] == 1 and p.hp == p.max_hp

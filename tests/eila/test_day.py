@@ -251,3 +251,33 @@ def test_an_if_you_possess_gain_counts_for_a_later_minus_effect() -> None:
     assert "coin" in engine.why_unavailable(p, default_index(), option)
     p.items.append("I02")
     assert engine.why_unavailable(p, default_index(), option) == ""
+
+
+def test_an_option_is_available_if_the_player_can_make_room_for_fear_the_right_way() -> None:
+    """Ruling 6 with ruling 9: Fear taken first may push out Knowledge or Energy, as the
+    player chooses; a later −1 Knowledge can be paid by discarding Energy for the room."""
+    p = present(start(1), "101", knowledge=1, energy=1, fear=6).play
+    assert p is not None
+    option = {"text": "t", "effects": [{"gain": {"fear": 1}}, {"lose": {"knowledge": 1}}],
+              "place": "past"}
+    assert engine.why_unavailable(p, default_index(), option) == ""
+    both = {"text": "t", "effects": [{"gain": {"fear": 1}}, {"lose": {"knowledge": 1}},
+                                     {"lose": {"energy": 1}}], "place": "past"}
+    assert "energy" in engine.why_unavailable(p, default_index(), both)
+
+
+def test_a_minus_effect_discards_the_full_amount() -> None:
+    """Ruling 8a: "−X … It can be zero" does not let the player pay less: 004 A (−3 Coin)
+    takes all 3, and with 2 Coin it cannot be chosen. Fear is the exception: −1 Fear with
+    none is allowed and discards nothing."""
+    p = act(present(start(0), "004", coin=5), choose(0)).play
+    assert p is not None and (p.res["coin"], p.res["food"]) == (2, 1)
+    with pytest.raises(RuleError) as e:
+        act(present(start(0), "004", coin=2), choose(0))
+    assert e.value.code == "OPTION_UNAVAILABLE"
+    card = next(c for c in default_index().content.chapter(0)["cards"]
+                if any({"lose": {"fear": 1}} in o["effects"] for o in c["options"]))
+    option = next(i for i, o in enumerate(card["options"])
+                  if {"lose": {"fear": 1}} in o["effects"])
+    p = act(present(start(0), card["id"], fear=0), choose(option)).play
+    assert p is not None and p.res["fear"] == 0 and p.present != card["id"]

@@ -6,6 +6,7 @@ import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import RuleError
+from services.eila import GAME
 from tests.eila.helpers import END_NIGHT, act, night, start, submit
 
 
@@ -81,13 +82,22 @@ def test_the_future_is_shuffled_into_the_upcoming_deck() -> None:
 
 
 def test_the_mountain_night_costs_1_food_or_1_hp() -> None:
+    """Ruling 17: with Food, the player chooses "1 Food or 1 HP" before anything else."""
     state = start(5)
     p = state.play
     assert p is not None
     p.upcoming, p.known = [], 0
     state = act(state, pb.Command(choose=pb.ChooseOption(option=1)))  # day ends
-    assert state.play is not None and state.play.phase == "night"
-    assert state.play.res["food"] == 3 - 1
+    assert state.play is not None and state.play.phase == "meal"
+    meals = [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "night_meal"]
+    assert [c.night_meal.pay_hp for c in meals] == [False, True]
+    with pytest.raises(RuleError):
+        act(state, END_NIGHT)  # the meal comes first
+    food = act(state, meals[0]).play
+    assert food is not None and food.phase == "night"
+    assert (food.res["food"], food.hp) == (3 - 1, food.max_hp)
+    hp = act(state, meals[1]).play
+    assert hp is not None and hp.phase == "night" and (hp.res["food"], hp.hp) == (3, hp.max_hp - 1)
 
 
 def test_the_mountain_night_without_food_costs_hp() -> None:

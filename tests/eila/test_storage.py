@@ -6,7 +6,8 @@ import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import RuleError
-from tests.eila.helpers import act, choose, present, start
+from services.eila import GAME
+from tests.eila.helpers import FIGHT, act, choose, present, start
 
 
 def test_tangible_resources_share_8_slots() -> None:
@@ -26,9 +27,39 @@ def test_intangible_resources_share_8_slots() -> None:
 
 
 def test_fear_must_be_taken_by_discarding_other_intangibles() -> None:
+    """Ruling 9: storage full of Knowledge and Energy, the player discards the one she
+    chooses to make room; nothing else may be done before."""
     state = act(present(start(0), "010", knowledge=2, energy=6), choose(0))  # +1 Fear
     p = state.play
-    assert p is not None and p.res["fear"] == 1 and p.res["knowledge"] == 1
+    assert p is not None and p.phase == "room" and p.res["fear"] == 0
+    room = GAME.legal_actions(state, 0)
+    assert [(c.discard.resource, c.discard.count) for c in room] == [(pb.KNOWLEDGE, 1),
+                                                                       (pb.ENERGY, 1)]
+    with pytest.raises(RuleError) as e:
+        act(state, pb.Command(convert=pb.Convert(conversion=0)))
+    assert e.value.code == "MAKE_ROOM"
+    for command, (knowledge, energy) in zip(room, [(1, 6), (2, 5)], strict=True):
+        p = act(state, command).play
+        assert p is not None and p.phase == "day" and p.present != "010"
+        assert (p.res["fear"], p.res["knowledge"], p.res["energy"]) == (1, knowledge, energy)
+
+
+def test_fear_makes_room_by_itself_when_only_one_kind_is_held() -> None:
+    state = act(present(start(0), "010", energy=8), choose(0))
+    p = state.play
+    assert p is not None and p.phase == "day" and (p.res["fear"], p.res["energy"]) == (1, 7)
+
+
+def test_making_room_for_fear_in_the_middle_of_an_option_keeps_the_rest_of_it() -> None:
+    """Clockwork Cat (212) lost with a full storage: its −1 HP, then +1 Fear waits for the
+    player's discard, then the combat is over and the card is placed."""
+    state = act(present(start(2), "212", knowledge=4, energy=4), choose(0), draws=[0])
+    state = act(state, FIGHT)
+    p = state.play
+    assert p is not None and p.phase == "room" and p.hp == p.max_hp - 1
+    p = act(state, pb.Command(discard=pb.Discard(resource=pb.ENERGY, count=1))).play
+    assert p is not None and p.combat is None and p.phase == "day" and "212" in p.future
+    assert (p.res["fear"], p.res["knowledge"], p.res["energy"]) == (1, 4, 3)
 
 
 def test_fear_beyond_8_costs_1_hp_each() -> None:
@@ -78,7 +109,7 @@ def test_items_add_their_conversions() -> None:
     state = present(start(1, box=("I03",)), "101", energy=1)
     state = act(state, pb.Command(convert=pb.Convert(conversion=3)))  # fishing rod
     p = state.play
-    assert p is not None and p.res["food"] == 3 and p.res["energy"] == 0
+    assert p is not None and p.res["food"] == 1 + 1 and p.res["energy"] == 0  # 1 Energy -> 1 Food
 
 
 def test_selling_an_item_gives_its_coins_and_returns_it() -> None:
