@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from services import games as registry
+from services.core import live
+from services.core import log as gamelog
 from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Host
 from services.core.server import in_process_ai
@@ -114,9 +116,16 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
     game = registry.game(name)
     host, game_id = await finished(game, variant)
     loaded, entries = await host.history(game_id)
+    hub = live.Hub(host)
     for viewer in every_viewer(variant):
-        versions = [view.version async for _, _, view in host.watch(game_id, viewer, 0)]
-        assert versions == [e.version for e in entries]
+        # Watch from the start: an update, with its view, for every entry the seat may see.
+        sub = await hub.subscribe(loaded, viewer, play=False, after=0)
+        updates = [game.pb.Update.FromString(m) for m, _ in await sub.next()]
+        hub.unsubscribe(loaded, sub)
+        seen = [e.version for e in entries if e.WhichOneof("body") != "event"
+                or game.redact(gamelog.game_event(game, e), viewer) is not None]
+        assert [u.version for u in updates] == seen
+        assert [u.view.version for u in updates] == seen
     # Replay reads the whole log each time: a seeded sample, most of it inside batches (the
     # versions between two events of one command, which no Act reply shows).
     inside = [e.version for e, after in zip(entries, entries[1:], strict=False)
