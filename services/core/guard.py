@@ -143,7 +143,11 @@ class Guard(grpc.aio.ServerInterceptor):
             refused = await refusal(request, context)
             if refused is not None:
                 await refuse(context, refused)
-            async for reply in inner_stream(request, context):
+            replies = inner_stream(request, context)
+            if not hasattr(replies, "__aiter__"):
+                await replies  # a handler that writes through its context (health's Watch)
+                return
+            async for reply in replies:
                 yield reply
 
         return handler._replace(request_deserializer=parse, unary_stream=stream)

@@ -80,6 +80,7 @@ class Config:
         c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
         c.cpu_threads = int(env.get("ARBITER_CPU_THREADS", c.cpu_threads))
         c.cpu_queue = int(env.get("ARBITER_CPU_QUEUE", c.cpu_queue))
+        c.tls_cert = env.get("ARBITER_TLS_CERT", "")
         c.tls_key = env.get("ARBITER_TLS_KEY", "")
         c.reuse_port = env.get("ARBITER_GRPC_REUSE_PORT", "") == "1"
         c.health_addr = env.get("ARBITER_HEALTH_ADDR", "")

@@ -41,8 +41,12 @@ def test_the_greedy_bot_completes_a_campaign() -> None:
 
 @pytest.mark.slow
 def test_win_rates_over_many_seeds() -> None:
-    """The figures of docs/eila.md (100 seeds, normal mode)."""
+    """The figures of docs/eila.md (100 seeds, normal mode). Since the night meal and the room
+    for Fear became the player's choices (issue 14), every pause is a command and re-deals
+    every later die: greedy wins chapters 4 and 5 about 90% of attempts (89.5% over 200 seeds
+    in docs/eila.md), so 100 seeds land either side of 0.9; the bar for those two is 0.85."""
     for chapter in CHAPTERS:
         greedy, _, _ = chapter_rates("greedy", chapter, False, range(100))
         rand, _, _ = chapter_rates("random", chapter, False, range(100))
-        assert greedy >= 0.9 and rand <= 0.02, (chapter, greedy, rand)
+        bar = 0.85 if chapter >= 4 else 0.9
+        assert greedy >= bar and rand <= 0.02, (chapter, greedy, rand)
