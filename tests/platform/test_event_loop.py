@@ -126,10 +126,11 @@ def test_get_view_keeps_its_latency_while_logs_are_verified(tmp_path: Path) -> N
               f"medians {medians[0]:.2f} and {medians[1]:.2f} ms, the latter "
               f"{medians[1] / 1e3 / one_verify:.2f} of one verification")
         assert len(verify_seconds) >= 4, "the load ran alongside the measurement"
-        # Measured here (a shared 2-core machine): with the pool, p99 x1.6 to x10 the
-        # baseline's and medians 0.04 to 0.06 of one verification; on the event loop, p99 x71-97
-        # and the median about one whole verification.
-        assert p99(loaded) < 25 * p99(baseline)
+        # Measured here (a shared 2-core machine): with the pool, p99 x1.1 to x26 the
+        # baseline's (the verifying thread holds the GIL for its switch interval) and medians
+        # 0.04 to 0.06 of one verification; on the event loop, p99 x71-97 and the median about
+        # one whole verification.
+        assert p99(loaded) < 50 * p99(baseline)
         assert statistics.median(loaded) < 0.5 * one_verify
     finally:
         channel.close()
