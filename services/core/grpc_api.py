@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hmac
 import json
 import logging
 import time
@@ -25,6 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError
+from services.core.guard import LIMITED, TokenBuckets, Undecodable, peer_address, tolerant
 from services.core.host import (
     SERVER_COMMAND_IDS,
     Caller,
@@ -159,8 +161,11 @@ class InFlight:
     streams are counted apart: idle watchers must not lock players out.
     """
 
-    def __init__(self, limit: int, what: str = "calls") -> None:
+    def __init__(self, limit: int, what: str = "calls", admission: Admission | None = None
+                 ) -> None:
         self.limit, self.what, self.now = limit, what, 0
+        # What a call must pass before its handler runs (a body that parsed, a rate limit).
+        self.admission = admission or Admission(None)
 
     def enter(self) -> None:
         if self.now >= self.limit:
@@ -171,6 +176,46 @@ class InFlight:
 
     def leave(self) -> None:
         self.now -= 1
+
+
+class Admission:
+    """What a call must pass before its handler runs (checked by grpc_api's `_Call`): a body
+    that parsed, and for the calls in LIMITED, the caller's token bucket."""
+
+    def __init__(self, buckets: TokenBuckets | None, admin_token: str = "") -> None:
+        self.buckets, self.admin_token = buckets, admin_token
+
+    def client_of(self, context: grpc.aio.ServicerContext) -> str:
+        """Whose bucket a call draws from: the admin's identity for the admin token (its own
+        bucket, wherever it calls from), else the peer's address. Other tokens are not
+        identities here: anyone can send a made-up token, and a fresh one per call would
+        otherwise mean a fresh bucket per call."""
+        given = str(dict(context.invocation_metadata() or ()).get(ADMIN_TOKEN, ""))
+        if self.admin_token and hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            return "identity:admin"
+        return peer_address(context.peer())
+
+    def check(self, service: str, method: str, request: Any,
+              context: grpc.aio.ServicerContext) -> None:
+        """Raise the refusal of a call whose body did not parse or whose client is over its
+        share."""
+        refuse_undecodable(service, method, request)
+        if self.buckets is not None and method in LIMITED:
+            wait = self.buckets.take(self.client_of(context))
+            if wait:
+                raise Rejected(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
+                    f"this client has used its share of {', '.join(sorted(LIMITED))} "
+                    f"calls; retry in {wait:.1f} s", retry_after=wait)
+
+
+def refuse_undecodable(service: str, method: str, request: Any) -> None:
+    if isinstance(request, Undecodable):
+        # One line, no traceback: a bad body is the client's fault, not the server's.
+        log.warning("/%s/%s: the request is not a valid message (%d bytes, %s); answered "
+                    "INVALID_ARGUMENT", service, method, request.size, request.error)
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST_BODY",
+                       f"the request is not a valid {method} request: {request.error}")
 
 
 Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
@@ -237,6 +282,7 @@ def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
         call = _Call(labels, context, in_flight)
         try:
             async with call:
+                in_flight.admission.check(service, method, request, context)
                 reply = await fn(request, context)
                 call.sent()
                 return reply
@@ -253,6 +299,7 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
         call = _Call(labels, context, in_flight)
         try:
             async with call:
+                in_flight.admission.check(service, method, request, context)
                 async for reply in fn(request, context):
                     call.sent()
                     yield reply
@@ -372,6 +419,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     async def play(context: grpc.aio.ServicerContext, call: _Call) -> None:
         first = await context.read()
+        refuse_undecodable(service, "Play", first)
         if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
                            "first message is `open` (the game and your version)", "open")
@@ -385,6 +433,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
         async def command(request: Any) -> tuple[int, bytes]:
             """(version, PlayResponse holding only the answer) for one command."""
+            refuse_undecodable(service, "Play", request)
             if request.WhichOneof("kind") != "act":
                 raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
                                "a Play stream is opened once; send `act` messages", "open")
@@ -417,7 +466,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
                     except Exception as error:  # answered on the stream, which goes on
                         refused = _refusal(error, "Play")
                         version, answer = 0, pb.PlayResponse(answer=apb.PlayAnswer(
-                            command_id=request.act.command_id,
+                            command_id="" if isinstance(request, Undecodable) else
+                            request.act.command_id,
                             error=_status(refused))).SerializeToString()
                     sub.answer(version, answer)
 
@@ -447,7 +497,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=req.FromString,
+            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {
@@ -460,10 +510,10 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         # Both streams send messages the hub serialized once for every stream of a seat.
         "Watch": grpc.unary_stream_rpc_method_handler(
             _streaming(service, "Watch", watch, watching),
-            request_deserializer=apb.WatchRequest.FromString),
+            request_deserializer=tolerant(apb.WatchRequest.FromString)),
         "Play": grpc.stream_stream_rpc_method_handler(
             _session(service, "Play", play, watching),
-            request_deserializer=pb.PlayRequest.FromString),
+            request_deserializer=tolerant(pb.PlayRequest.FromString)),
     }
     return service, grpc.method_handlers_generic_handler(service, handlers)
 
@@ -596,7 +646,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=req.FromString,
+            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {

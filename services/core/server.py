@@ -24,7 +24,7 @@ from prometheus_client import start_http_server
 
 from services.core import grpc_api, live
 from services.core.decider import Game
-from services.core.guard import Guard, TokenBuckets
+from services.core.guard import TokenBuckets
 from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.startup import CannotStart
@@ -271,12 +271,13 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
     # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
     workers = attach_workers(host, config.broker_url)
     # grpc's own limit is a backstop; ours answers first, with a reason.
-    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
-               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
     server = grpc.aio.server(
         maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
-        interceptors=[Guard(buckets, config.admin_token)], options=grpc_options(config))
-    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs)
+        options=grpc_options(config))
+    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
+               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
+    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs,
+                                  admission=grpc_api.Admission(buckets, config.admin_token))
     watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
     names = []
     for game in games.values():

@@ -18,6 +18,7 @@ import grpc
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import grpc_api
+from services.core.guard import tolerant
 from services.core.host import Host
 from services.workers import simulate
 
@@ -108,6 +109,6 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
 
     handler = grpc.unary_unary_rpc_method_handler(
         grpc_api._unary(SERVICE, "Simulate", run, in_flight),
-        request_deserializer=apb.SimulateRequest.FromString,
+        request_deserializer=tolerant(apb.SimulateRequest.FromString),
         response_serializer=apb.SimulateResponse.SerializeToString)
     return grpc.method_handlers_generic_handler(SERVICE, {"Simulate": handler})

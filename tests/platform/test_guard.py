@@ -88,6 +88,44 @@ async def test_a_body_that_is_not_protobuf_is_invalid_argument_with_one_log_line
     assert await ping(apb.PingRequest().SerializeToString(), timeout=10) == b""
 
 
+async def test_a_play_message_that_is_not_protobuf_is_answered_and_the_stream_goes_on(
+        channel: grpc.aio.Channel, caplog: pytest.LogCaptureFixture) -> None:
+    """Play reads its messages itself: the first one refused ends the stream with
+    INVALID_ARGUMENT; a later one is answered on the stream, which goes on. One log line each."""
+    play = channel.stream_stream("/arbiter.bubblee.v1.Game/Play",
+                                 request_serializer=lambda b: b,
+                                 response_deserializer=bpb.PlayResponse.FromString)
+    with caplog.at_level(logging.INFO, logger="arbiter"):
+        call = play()
+        await call.write(NOT_PROTOBUF)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await call.read()
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [d.reason for d in status_details(info.value)] == ["BAD_REQUEST_BODY"]
+
+    created = await _create(channel)
+    opened = bpb.PlayRequest(open=apb.PlayOpen(game_id=created.game_id))
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="arbiter"):
+        call = play(metadata=(("x-seat-token", created.tokens[0].token),))
+        await call.write(opened.SerializeToString())
+        first = await call.read()  # the catch-up
+        await call.write(NOT_PROTOBUF)
+        answer = await call.read()
+        await call.write(opened.SerializeToString())  # a second open: refused, stream goes on
+        again = await call.read()
+        call.cancel()
+    assert first.HasField("view") and not first.HasField("answer")
+    reasons = []
+    for reply in (answer, again):
+        info_pb = error_details_pb2.ErrorInfo()
+        assert reply.answer.error.details[0].Unpack(info_pb)
+        reasons.append(info_pb.reason)
+    assert reasons == ["BAD_REQUEST_BODY", "ALREADY_OPEN"]
+    lines = [r for r in caplog.records if "Play" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].exc_info is None
+
+
 def _create(channel: grpc.aio.Channel, admin: bool = False) -> Any:
     call = channel.unary_unary("/arbiter.bubblee.v1.Game/CreateGame",
                                request_serializer=bpb.CreateGameRequest.SerializeToString,
