@@ -75,11 +75,8 @@ def _same_command(command: Any, recorded: bytes) -> bool:
 
 def replay_entries(game: Game, entries: Sequence[apb.LogEntry]) -> Any:
     """The state after these entries (a whole history: run it in `Host.cpu`)."""
-    state: Any = None
-    for entry in entries:
-        if entry.WhichOneof("body") == "event":
-            state = game.evolve(state, gamelog.game_event(game, entry))
-    return state
+    return game.replay([gamelog.game_event(game, e) for e in entries
+                        if e.WhichOneof("body") == "event"])
 
 
 def new_game_id(game_name: str) -> str:
@@ -522,7 +519,7 @@ class Host:
                                    "events: fork at the end of a command", "version")
         events = [parent.game.pb.Event.FromString(e.event) for e in entries[:version]
                   if e.WhichOneof("body") == "event"]
-        state = await self.cpu.run(replay_entries, parent.game, entries[:version])
+        state = await self.cpu.run(parent.game.replay, events)
         if parent.game.outcome(state) is not None:
             raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
         seed = secrets.token_bytes(32)
