@@ -122,6 +122,7 @@ class Feed:
         self.steps: deque[Step] = deque(maxlen=RING)
         self.start = (loaded.version, loaded.state)  # a state the hub knows before its steps
         self.subscribers: set[Subscriber] = set()
+        self.joining = 0  # streams being subscribed (their catch-up may await a read)
         self.reading = False
         self.again = False
         self.wanted = 0  # the latest version a doorbell announced; -1: unknown, read to see
@@ -246,16 +247,19 @@ class Hub:
         if self.doorbell is not None:
             self.doorbell.start()
         after = max(0, after)
-        while True:
-            feed = self.feeds.get(loaded.game_id)
-            if feed is None:
-                feed = self.feeds[loaded.game_id] = Feed(loaded)
-                self.ring(loaded.game_id, None)  # what other servers appended since the load
+        feed = self.feeds.get(loaded.game_id)
+        if feed is None:
+            feed = self.feeds[loaded.game_id] = Feed(loaded)
+            self.ring(loaded.game_id, None)  # what other servers appended since the load
+        feed.joining += 1  # the feed stays while this stream's catch-up is read
+        try:
             steps = feed.steps_after(after, need_states=not play)
-            if steps is None:
+            while steps is None:  # not all held: read them (again if the feed moved meanwhile)
                 steps = await self._history(feed, after, need_states=not play)
-            if steps is not None and self.feeds.get(loaded.game_id) is feed:
-                break
+        finally:
+            feed.joining -= 1
+        if self.closed:
+            raise Ended("the server is shutting down")
         # From here to the end nothing awaits: no delivery can slip between catch-up and joining.
         sub = Subscriber(seat, play)
         sub.version = max(after, feed.version)
@@ -268,14 +272,20 @@ class Hub:
         sub.finished = feed.finished
         if not sub.finished:
             feed.subscribers.add(sub)
+        self._drop_if_idle(feed)
         return sub
 
     def unsubscribe(self, loaded: Loaded, sub: Subscriber) -> None:
         feed = self.feeds.get(loaded.game_id)
         if feed is not None:
             feed.subscribers.discard(sub)
-            if not feed.subscribers and not feed.reading:
-                del self.feeds[loaded.game_id]
+            self._drop_if_idle(feed)
+
+    def _drop_if_idle(self, feed: Feed) -> None:
+        """Forget a game no stream follows, once nothing is reading it or joining it."""
+        if not (feed.subscribers or feed.reading or feed.joining) and \
+                self.feeds.get(feed.game_id) is feed:
+            del self.feeds[feed.game_id]
 
     async def _history(self, feed: Feed, after: int, need_states: bool) -> list[Step] | None:
         """Steps after `after` up to the feed's latest, read once from the nearest known state;
@@ -358,8 +368,7 @@ class Hub:
                     break
         finally:
             feed.reading = False
-            if not feed.subscribers and self.feeds.get(feed.game_id) is feed:
-                del self.feeds[feed.game_id]
+            self._drop_if_idle(feed)
 
     def _advance(self, feed: Feed, entries: Sequence[apb.LogEntry], after: Any = UNFOLDED
                  ) -> None:
