@@ -1237,9 +1237,9 @@ def power_targets(state: State, seat: int, power: int) -> list[tuple[int, int, i
     if power in (RED, GREEN):
         planet = seat if power == GREEN else opponent_planet(state, seat)
         masks = state.planets[planet]
-        occ = board.occupied(masks)
-        return [(a, b, 0) for a, b in PLANET_PAIRS if occ >> a & 1 and occ >> b & 1
-                and board.colour_at(masks, a) != board.colour_at(masks, b)]
+        colour = [board.colour_at(masks, i) for i in range(board.PLANET_CELLS)]  # 0: empty
+        return [(a, b, 0) for a, b in PLANET_PAIRS
+                if colour[a] and colour[b] and colour[a] != colour[b]]
     own = board.heights(state.planets[seat])
     top = [(own[c] - 1) * WIDTH + c for c in range(WIDTH)]
     if power == YELLOW:
