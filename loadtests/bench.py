@@ -6,6 +6,8 @@
     floor       the bare Redis append script from the same client process (the store floor)
     stack       a gRPC call whose handler runs only that append script (loadtests/stack_server.py):
                 the least an Act can cost in grpcio + redis-py, whatever the rules do
+    act_poll    Act, then the two calls polling clients need to learn what Play pushes (the
+                other seat's GetView, the legal commands of the seat to act), timed as one
     session     commands over Play, at 1 and 32 clients, each playing its own game on two
                 streams (one per seat, as two players would): a command's time is from
                 writing it to reading its answer; the streams also carry every push (the
@@ -168,6 +170,33 @@ class Player:
         for event in reply.events:
             self.state = self.game.evolve(self.state, event)
         self.version = reply.version
+
+
+class PollingPlayer(Player):
+    """A Player whose Act is followed by what polling clients need to learn what Play pushes:
+    the other seat's view (GetView) and the legal commands of the seat to act next
+    (ListLegalActions), both players asking at once. The three calls are timed as one."""
+
+    def __init__(self, channel: grpc.aio.Channel, n: int) -> None:
+        super().__init__(channel, n)
+        self.get_view = channel.unary_unary(
+            GAME + "GetView", request_serializer=apb.GetViewRequest.SerializeToString,
+            response_deserializer=bpb.View.FromString)
+        self.list_legal = channel.unary_unary(
+            GAME + "ListLegalActions",
+            request_serializer=apb.ListLegalActionsRequest.SerializeToString,
+            response_deserializer=bpb.LegalActions.FromString)
+
+    async def act(self) -> None:
+        await super().act()
+        other = 1 - self.seat
+        to_act = self.game.to_act(self.state) if self.game.outcome(self.state) is None else []
+        asks = [self.get_view(apb.GetViewRequest(game_id=self.game_id),
+                              metadata=(("x-seat-token", self.tokens[other]),))]
+        if to_act:
+            asks.append(self.list_legal(apb.ListLegalActionsRequest(game_id=self.game_id),
+                                        metadata=(("x-seat-token", self.tokens[to_act[0]]),)))
+        await asyncio.gather(*asks)
 
 
 class SessionPlayer:
@@ -344,6 +373,22 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
                                  act_cpu * 1000 / (act_figures["per_s"] * SECONDS), 3),
                              "client_cpu_ms_per_act": round(
                                  act_client_cpu * 1000 / (act_figures["per_s"] * SECONDS), 3)}
+    pollers = [PollingPlayer(channel, n) for n in range(clients)]
+    for poller in pollers:
+        await poller.prepare()
+
+    async def poll_step(n: int) -> None:
+        await pollers[n].act()
+
+    async def after_poll_step(n: int) -> None:
+        await pollers[n].prepare()
+
+    cpu = cpu_seconds(server_pid)
+    polled = await timed_loop(clients, poll_step, after_poll_step)
+    out[f"act_poll_{clients}"] = {
+        "commands_per_s": round(polled["per_s"]), "p50_ms": round(polled["p50_ms"], 3),
+        "p99_ms": round(polled["p99_ms"], 3), "server_cpu_ms_per_command": round(
+            (cpu_seconds(server_pid) - cpu) * 1000 / (polled["per_s"] * SECONDS), 3)}
     noop = await timed_loop(clients, lambda n: ping(apb.PingRequest()))
     out[f"noop_{clients}"] = {"noop_per_s": round(noop["per_s"]),
                               "noop_p99_ms": round(noop["p99_ms"], 3)}
@@ -413,6 +458,11 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
         # Play against Act, and against what a streamed command can cost at least.
         "session_vs_act_throughput": round(se["session_per_s"] / a["act_per_s"], 3),
         "session_vs_act_p99": round(se["session_p99_ms"] / a["act_p99_ms"], 3),
+        # Against Act plus the calls that tell both players what Play pushes to them.
+        "session_vs_act_poll_throughput": round(
+            se["session_per_s"] / out[f"act_poll_{clients}"]["commands_per_s"], 3),
+        "session_vs_act_poll_p99": round(
+            se["session_p99_ms"] / out[f"act_poll_{clients}"]["p99_ms"], 3),
         "session_vs_stack_stream_throughput": round(
             se["session_per_s"] / ss["stream_append_per_s"], 3),
         "stack_stream_vs_stack_throughput": round(

@@ -34,16 +34,20 @@ import os
 import platform
 import random
 import secrets
+import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from arbiter.v1 import arbiter_pb2 as apb
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
 
 from services import games as registry
 from services.core import log as gamelog
@@ -63,6 +67,16 @@ LOOK_EVERY = 1.0  # seconds between two looks of a human waiting for the others
 RESEND_SHARE, STALE_SHARE, WATCH_SHARE = 0.05, 0.03, 0.2
 BREAK_P99_MS = 250.0  # a step whose Act p99 passes this (or that drops requests) is past the knee
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def status(error: grpc.aio.AioRpcError) -> str:
+    """The code and, where the server gave one, its reason: RESOURCE_EXHAUSTED/OVERLOADED."""
+    found = rpc_status.from_call(error)  # type: ignore[arg-type]
+    for detail in found.details if found else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return f"{error.code().name}/{info.reason}"
+    return error.code().name
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -97,18 +111,50 @@ def tree_cpu_seconds(root: int) -> float:
     return total
 
 
+def scrape(port: int, names: tuple[str, ...]) -> dict[str, float]:
+    """The sums of some counters (over their labels) on one process's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    sums = dict.fromkeys(names, 0.0)
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in sums:
+            sums[name] += float(line.rsplit(" ", 1)[1])
+    return sums
+
+
+CACHE_SERIES = ("arbiter_game_loads_total", "arbiter_entries_caught_up_total")
+
+
+def own_cpu_seconds() -> float:
+    """This process's CPU alone (its children, the servers it started, are not in it)."""
+    times = os.times()
+    return times.user + times.system
+
+
 @dataclass
 class Topology:
     servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    redis: list[int] = field(default_factory=list)  # the store's redis-server pids
     ports: list[int] = field(default_factory=list)
-    idle_cpu_per_s: float = 0.0
+    metrics_ports: list[int] = field(default_factory=list)
+    idle_cpu_per_s: dict[str, float] = field(default_factory=dict)
 
-    def server_cpu(self) -> float:
-        return sum(tree_cpu_seconds(p.pid) for p in self.servers)
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far: the servers, the workers (projections, deadlines, Celery ai),
+        the store's redis-servers, and this load generator."""
+        return {"server": sum(tree_cpu_seconds(p.pid) for p in self.servers),
+                "workers": sum(tree_cpu_seconds(p.pid) for p in self.workers),
+                "redis": sum(tree_cpu_seconds(pid) for pid in self.redis),
+                "load_generator": own_cpu_seconds()}
 
-    def worker_cpu(self) -> float:
-        return sum(tree_cpu_seconds(p.pid) for p in self.workers)
+    def cache(self) -> dict[str, float]:
+        totals = dict.fromkeys(CACHE_SERIES, 0.0)
+        for port in self.metrics_ports:
+            for name, value in scrape(port, CACHE_SERIES).items():
+                totals[name] += value
+        return totals
 
     def stop(self) -> None:
         for p in self.servers + self.workers:
@@ -130,14 +176,18 @@ def arbiter(args: list[str], env: dict[str, str], log_path: str) -> subprocess.P
 def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) -> Topology:
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_BROKER_URL=broker_url,
                ARBITER_ADMIN_TOKEN=ADMIN[1], ARBITER_PROJECTIONS="external",
-               ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1")
+               ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1",
+               # One process stands in for thousands of clients: the per-client buckets
+               # (CreateGame and the like) would measure this process, not the servers.
+               ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000")
     top = Topology()
     for i in range(replicas):
-        port = free_port()
+        port, metrics_port = free_port(), free_port()
         top.ports.append(port)
+        top.metrics_ports.append(metrics_port)
         top.servers.append(arbiter(["serve"], dict(
             env, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
-            ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/server-{i}.log"))
+            ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}"), f"{logdir}/server-{i}.log"))
     for kind, extra in (("projections", []), ("deadlines", []), ("ai", ["-c", "1"])):
         top.workers.append(arbiter(["workers", kind, *extra], dict(
             env, ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/{kind}.log"))
@@ -195,9 +245,14 @@ class Step:
     codes: Counter[str] = field(default_factory=Counter)
     expected: Counter[str] = field(default_factory=Counter)  # stale versions, resent ids
     late: int = 0  # arrivals that started more than a second after their time
-    server_cpu: float = 0.0
-    idle_cpu_per_s: float = 0.0  # what the servers burn doing nothing (timers, health, gRPC)
+    cpu: dict[str, float] = field(default_factory=dict)  # seconds, by component
+    # What each component burns doing nothing (timers, health, polling feeds), per second.
+    idle_cpu_per_s: dict[str, float] = field(default_factory=dict)
+    cache: dict[str, float] = field(default_factory=dict)
     looks: int = 0  # GetViews of humans waiting for their turn, beside the requests
+
+    def above_idle(self, name: str) -> float:
+        return max(0.0, self.cpu[name] - self.idle_cpu_per_s.get(name, 0.0) * self.seconds)
 
     @property
     def done(self) -> int:
@@ -216,12 +271,22 @@ class Step:
             "statuses": dict(self.codes), "expected_rejections": dict(self.expected),
             "unexpected_errors": unexpected, "late_arrivals": self.late,
             "getviews_while_waiting": self.looks,
-            # Every call the servers handled (lists, views, resends) is in this CPU; the second
-            # figure leaves out what the servers burn when idle, which does not grow with load.
-            "server_cpu_ms_per_request": round(1000 * self.server_cpu / max(1, self.done), 3),
-            "server_cpu_ms_per_request_above_idle": round(
-                1000 * max(0.0, self.server_cpu - self.idle_cpu_per_s * self.seconds)
+            # Every call the servers handled (lists, views, resends) is in this CPU; "above
+            # idle" leaves out what a component burns when idle, which does not grow with load.
+            **{f"{name}_cpu_ms_per_request": round(1000 * cpu / max(1, self.done), 3)
+               for name, cpu in self.cpu.items()},
+            **{f"{name}_cpu_ms_per_request_above_idle": round(1000 * self.above_idle(name)
+                                                              / max(1, self.done), 3)
+               for name in self.cpu},
+            "system_cpu_ms_per_request_above_idle": round(1000 * sum(
+                self.above_idle(name) for name in ("server", "workers", "redis"))
                 / max(1, self.done), 3),
+            # Entries a server folded after another process appended them (the other replica,
+            # or the AI workers), and games it read in afresh, per request.
+            "caught_up_entries_per_request": round(
+                self.cache.get("arbiter_entries_caught_up_total", 0) / max(1, self.done), 3),
+            "game_loads_per_request": round(
+                self.cache.get("arbiter_game_loads_total", 0) / max(1, self.done), 3),
         }
 
 
@@ -258,7 +323,7 @@ class Load:
                                         apb.CreateGameResponse)(
                 game.pb.CreateGameRequest(seats=seats), timeout=30)
         except grpc.aio.AioRpcError as e:
-            step.codes[e.code().name] += 1
+            step.codes[status(e)] += 1
             return
         step.create_ms.append((time.perf_counter() - t0) * 1000)
         step.codes["OK"] += 1
@@ -280,7 +345,7 @@ class Load:
                     break
             self.watch_codes["OK"] += 1
         except grpc.aio.AioRpcError as e:
-            self.watch_codes[e.code().name] += 1
+            self.watch_codes[status(e)] += 1
 
     async def look(self, table: Table) -> None:
         """Find out (GetView) whether it is the human's turn; if so, it starts thinking."""
@@ -320,7 +385,7 @@ class Load:
                               metadata=md, timeout=30)
                     step.codes["STALE_ACCEPTED"] += 1  # never expected: counted as an error
                 except grpc.aio.AioRpcError as e:
-                    step.expected["stale:" + e.code().name] += 1
+                    step.expected["stale:" + status(e)] += 1
             request = game.pb.ActRequest(game_id=table.game_id, command=command,
                                          command_id=command_id, expected_version=legal.version)
             reply = await act(request, metadata=md, timeout=30)
@@ -333,7 +398,7 @@ class Load:
                 step.expected["resent:" + ("SAME_RESULT" if same else "OTHER_RESULT")] += 1
             self.note(table, reply.view)
         except grpc.aio.AioRpcError as e:
-            step.codes[e.code().name] += 1
+            step.codes[status(e)] += 1
             if e.code() != grpc.StatusCode.ABORTED:
                 table.ready_at = time.monotonic() + 1
         finally:
@@ -365,7 +430,7 @@ class Load:
 
     async def run_step(self, rate: float, seconds: float, top: Topology) -> Step:
         step = Step(rate, seconds, idle_cpu_per_s=top.idle_cpu_per_s)
-        cpu0, looks0 = top.server_cpu(), self.looks
+        cpu0, looks0, cache0 = top.cpu(), self.looks, top.cache()
         tasks: set[asyncio.Task[None]] = set()
         start = time.perf_counter()
         stop = time.monotonic() + seconds
@@ -392,7 +457,8 @@ class Load:
         await asyncio.gather(*tasks, return_exceptions=True)
         step.seconds = max(seconds, time.perf_counter() - start)
         await asyncio.gather(poller, return_exceptions=True)
-        step.server_cpu = top.server_cpu() - cpu0
+        step.cpu = {k: v - cpu0[k] for k, v in top.cpu().items()}
+        step.cache = {k: v - cache0[k] for k, v in top.cache().items()}
         step.looks = self.looks - looks0
         return step
 
@@ -436,28 +502,45 @@ def past_knee(step: Step, first: Step | None) -> bool:
             or s["achieved_per_s"] < 0.9 * step.offered or step.late > 0.01 * max(1, step.done))
 
 
-async def run_config(store: str, redis_url: str, broker_url: str, replicas: int,
+async def run_config(store: str, redis: RedisServers, broker_url: str, replicas: int,
                      args: argparse.Namespace, logdir: str) -> dict[str, Any]:
-    top = start_topology(redis_url, broker_url, replicas, logdir)
+    top = start_topology(redis.url, broker_url, replicas, logdir)
+    top.redis = [p.pid for p in redis.procs]
     try:
         await wait_serving(top.ports)
-        cpu0 = top.server_cpu()
+        cpu0 = top.cpu()
         await asyncio.sleep(IDLE_SECONDS)
-        top.idle_cpu_per_s = (top.server_cpu() - cpu0) / IDLE_SECONDS
+        top.idle_cpu_per_s = {k: (v - cpu0[k]) / IDLE_SECONDS for k, v in top.cpu().items()}
         # Client-side round robin over the replicas: one channel, a connection to each.
         target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
         async with grpc.aio.insecure_channel(
                 target, options=[("grpc.lb_policy_name", "round_robin")]) as channel:
             load = Load(channel, seed=replicas)
             await load.run_step(args.start_rate, 3, top)  # warm up: imports, caches, pools
+            # The same rate, from the same point, in every configuration: CPU per request
+            # compared where each configuration has the same work and the same games.
+            same = await load.run_step(args.compare_rate, args.step_seconds * 2, top)
+            print(f"  {store} x{replicas} at {args.compare_rate:.0f}/s: "
+                  f"{json.dumps(same.summary())}", flush=True)
             steps: list[Step] = []
-            rate = args.start_rate
+            rate, good_rate, bad_rate, retrying = args.start_rate, 0.0, 0.0, False
             while rate <= args.max_rate:
                 step = await load.run_step(rate, args.step_seconds, top)
                 steps.append(step)
                 print(f"  {store} x{replicas} offered {rate:.0f}/s: "
                       f"{json.dumps(step.summary())}", flush=True)
+                if past_knee(step, steps[0]) and not retrying:
+                    retrying = True  # a stall of the shared machine breaks one step, not two
+                    continue
+                retrying = False
                 if past_knee(step, steps[0]):
+                    bad_rate = rate
+                    if not good_rate or bad_rate / good_rate < 1.2:
+                        break
+                    rate = (good_rate * bad_rate) ** 0.5  # narrow the knee down between them
+                    continue
+                good_rate = rate
+                if bad_rate:
                     break
                 rate *= args.step_factor
             good = [s for s in steps if not past_knee(s, steps[0])]
@@ -473,10 +556,11 @@ async def run_config(store: str, redis_url: str, broker_url: str, replicas: int,
             audit = await load.audit()
             print(f"  {store} x{replicas} audit: {json.dumps(audit)}", flush=True)
             return {"store": store, "replicas": replicas, "knee_per_s": round(knee, 1),
-                    "idle_server_cpu_per_s": round(top.idle_cpu_per_s, 4),
+                    "idle_cpu_per_s": {k: round(v, 4) for k, v in top.idle_cpu_per_s.items()},
+                    "at_same_rate": same.summary(),
                     "steps": [s.summary() for s in steps], **at, "audit": audit,
                     "watch_statuses": dict(load.watch_codes),
-                    "worker_cpu_s": round(top.worker_cpu(), 2)}
+                    }
     finally:
         top.stop()
 
@@ -524,7 +608,7 @@ async def main_async(args: argparse.Namespace) -> int:
                 started.append(servers)
                 print(f"{store} with {replicas} server replica(s), broker {args.broker}",
                       flush=True)
-                results.append(await run_config(store, servers.url, broker_url, replicas, args,
+                results.append(await run_config(store, servers, broker_url, replicas, args,
                                                 logdir))
                 servers.stop()
                 started.remove(servers)
@@ -546,10 +630,14 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
+    # Stopped from outside, it still stops what it started (servers, Redis, the vhost).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--step-seconds", type=float, default=5.0)
     parser.add_argument("--start-rate", type=float, default=20.0)
     parser.add_argument("--step-factor", type=float, default=1.5)
+    parser.add_argument("--compare-rate", type=float, default=100.0,
+                        help="a rate below every knee, run first in each configuration")
     parser.add_argument("--max-rate", type=float, default=2000.0)
     parser.add_argument("--broker", choices=["amqp", "redis"], default="amqp")
     parser.add_argument("--stores", default="redis,cluster")

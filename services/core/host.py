@@ -252,16 +252,20 @@ class Host:
                 None, 0, False, started.forked_from)
             if snap:
                 loaded.version, loaded.state, loaded.finished = snap
+            METRICS.loads(game.name).inc()
             self._fold(loaded, entries)
             self._remember(loaded)
         elif fresh:
             await self._catch_up(loaded)
         return loaded
 
-    def _fold(self, loaded: Loaded, entries: Sequence[apb.LogEntry]) -> None:
+    def _fold(self, loaded: Loaded, entries: Sequence[apb.LogEntry]) -> int:
+        """Folds the entries past the cached version into the state; returns how many."""
+        folded = 0
         for entry in entries:
             if entry.version <= loaded.version:
                 continue  # a concurrent reader or our own append got here first
+            folded += 1
             body = entry.WhichOneof("body")
             if body == "event":
                 event = gamelog.game_event(loaded.game, entry)
@@ -269,9 +273,13 @@ class Host:
             elif body == "finished":
                 loaded.finished = True
             loaded.version = entry.version
+        return folded
 
     async def _catch_up(self, loaded: Loaded) -> None:
-        self._fold(loaded, gamelog.decode(await self.store.read(loaded.game_id, loaded.version)))
+        folded = self._fold(
+            loaded, gamelog.decode(await self.store.read(loaded.game_id, loaded.version)))
+        if folded:
+            METRICS.caught_up(loaded.game.name).inc(folded)
 
     async def _reload(self, loaded: Loaded) -> None:
         """The store holds less of the game than this cache: a Redis failover lost batches

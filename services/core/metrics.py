@@ -77,6 +77,12 @@ class Metrics:
         self.conflicts = Labelled(Counter(
             "arbiter_append_conflicts_total",
             "Appends refused because another server moved the game on first.", ("game",)))
+        self.loads = Labelled(Counter(
+            "arbiter_game_loads_total", "Games read into this process's cache (from a "
+            "snapshot and its tail, or the whole log).", ("game",)))
+        self.caught_up = Labelled(Counter(
+            "arbiter_entries_caught_up_total", "Log entries this process folded into a cached "
+            "game after another process (a replica, a worker) appended them.", ("game",)))
         self.events_appended = Labelled(Counter(
             "arbiter_events_appended_total", "Log entries appended.", ("game",)))
         self.cascade_depth = Labelled(Histogram(

@@ -14,6 +14,7 @@ from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, Seat
 from services.core.host import Caller, Host, StaleVersion
+from services.core.metrics import METRICS
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore, StoreUnavailable
 
@@ -31,7 +32,7 @@ async def test_a_server_behind_other_servers_accepts_a_command_they_made_legal()
     a = Host(store, {GAME.name: GAME})
     b = Host(store, {GAME.name: GAME})
     game_id, tokens, _, _ = await a.create(GAME.name, SEATS, GAME.pb.Options())
-    await b.load(game_id)  # b caches the game at its start
+    start = (await b.load(game_id)).version  # b caches the game at its start
     loaded = await a.load(game_id)
     first, _ = legal_for(loaded)
     for n in range(10):  # the first seat plays its turn out on a
@@ -40,9 +41,14 @@ async def test_a_server_behind_other_servers_accepts_a_command_they_made_legal()
             break
         await a.act(game_id, Caller(token=tokens[seat]), command, f"a{n}")
     # Now the other seat may act; b has not seen a's commands yet.
+    caught_up, loads = METRICS.caught_up(GAME.name), METRICS.loads(GAME.name)
+    before = (caught_up._value.get(), loads._value.get())
     result = await b.act(game_id, Caller(token=tokens[seat]), command, "second")
     assert result.version > loaded.version
     assert (await store.version(game_id)) == result.version
+    # b folded what a appended (the price of two writers), without reading the game again.
+    assert caught_up._value.get() - before[0] == loaded.version - start
+    assert loads._value.get() == before[1]
 
 
 async def test_a_cache_ahead_of_the_store_starts_again_from_the_store() -> None:
