@@ -320,7 +320,7 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
             for clients in (1, 32):
                 before = server_means(metrics_url)
                 out.update(await measure(channel, ping, append, stack, stack_stream, clients,
-                                         servers[0].pid))
+                                         servers[0].pid, stack_process.pid))
                 after = server_means(metrics_url)
                 # Where an Act's time goes, as the server itself measured it.
                 for key, (total, count) in after.items():
@@ -348,7 +348,8 @@ async def ready(rpc: Any, request: Any) -> None:
 
 
 async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
-                  stack_stream: Any, clients: int, server_pid: int) -> dict[str, Any]:
+                  stack_stream: Any, clients: int, server_pid: int, stack_pid: int
+                  ) -> dict[str, Any]:
     """Act, the no-op RPC, the bare append, the stack's least Act, commands over Play and the
     stack's least streamed command, at `clients` clients."""
     out: dict[str, Any] = {}
@@ -407,9 +408,13 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
     floor = await timed_loop(clients, floor_step)
     out[f"floor_{clients}"] = {"floor_append_per_s": round(floor["per_s"]),
                                "floor_append_p99_ms": round(floor["p99_ms"], 3)}
+    cpu = cpu_seconds(stack_pid)
     least = await timed_loop(clients, lambda n: stack(b"%d" % n))
+    stack_cpu = cpu_seconds(stack_pid) - cpu
     out[f"stack_{clients}"] = {"rpc_append_per_s": round(least["per_s"]),
-                               "rpc_append_p99_ms": round(least["p99_ms"], 3)}
+                               "rpc_append_p99_ms": round(least["p99_ms"], 3),
+                               "server_cpu_ms_per_call": round(
+                                   stack_cpu * 1000 / (least["per_s"] * SECONDS), 3)}
     sessions = [SessionPlayer(channel, n) for n in range(clients)]
     for p in sessions:
         await p.prepare()
@@ -440,11 +445,15 @@ async def measure(channel: grpc.aio.Channel, ping: Any, append: Any, stack: Any,
         await streams[n].write(b"%d" % n)
         await streams[n].read()
 
+    cpu = cpu_seconds(stack_pid)
     streamed = await timed_loop(clients, stream_step)
+    stream_cpu = cpu_seconds(stack_pid) - cpu
     for call in streams:
         call.cancel()
     out[f"stack_stream_{clients}"] = {"stream_append_per_s": round(streamed["per_s"]),
-                                      "stream_append_p99_ms": round(streamed["p99_ms"], 3)}
+                                      "stream_append_p99_ms": round(streamed["p99_ms"], 3),
+                                      "server_cpu_ms_per_message": round(
+                                          stream_cpu * 1000 / (streamed["per_s"] * SECONDS), 3)}
     a, f = out[f"act_{clients}"], out[f"floor_{clients}"]
     se, ss = out[f"session_{clients}"], out[f"stack_stream_{clients}"]
     noop, st = out[f"noop_{clients}"], out[f"stack_{clients}"]
