@@ -563,9 +563,11 @@ def forget_order(p: Play) -> None:
     sorted, and face-down mine tiles go back to the pool they are drawn from when turned
     over. (Games from before events held facts held a shuffled order; new ones never do.)"""
     end = len(p.upcoming) - (1 if p.bottom else 0)
-    p.upcoming[p.known:end] = sorted(p.upcoming[p.known:end])
+    if end - p.known > 1:
+        p.upcoming[p.known:end] = sorted(p.upcoming[p.known:end])
     m = p.mine
-    if m is not None:
+    if m is not None and any(tile and not up for tile, up in zip(m.tiles, m.faceup,
+                                                                   strict=True)):
         hidden = [tile for tile, up in zip(m.tiles, m.faceup, strict=True) if tile and not up]
         laid = [tile for tile, up in zip(m.tiles, m.faceup, strict=True) if up]
         m.pool = sorted((set(m.pool) | set(hidden)) - set(laid))

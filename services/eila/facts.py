@@ -13,46 +13,50 @@ Nothing hidden is in a fact: the state holds no order that no one has seen (engi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, fields, is_dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import fields
 from typing import Any
-
-from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.eila.engine import Combat, Mine, Play, State
 
 PLAY_PARTS = tuple(f.name for f in fields(Play))
 # The campaign's own parts; its log is the events' public account, not a fact.
 CAMPAIGN_PARTS = tuple(f.name for f in fields(State) if f.name not in ("play", "log"))
+# Insertion order is kept (no sort_keys): the effects of an option run in their order.
+_json = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
-def _json(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, tuple):
-        return [_json(v) for v in value]
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    return value
+def _encode(value: Any) -> str:
+    """A part's value as JSON (json writes tuples as lists)."""
+    if value.__class__ is int:  # most facts are counts: the quick way
+        return str(value)
+    if isinstance(value, (Combat, Mine)):
+        return _json(value.__dict__)
+    if isinstance(value, Play):
+        return _json({**value.__dict__, "combat": _plain(value.combat),
+                      "mine": _plain(value.mine)})
+    return _json(value)
 
 
-def _fact(part: str, value: Any) -> Any:
-    # Insertion order is kept (no sort_keys): the effects of an option run in their order.
-    return pb.Fact(part=part, value=json.dumps(_json(value), separators=(",", ":")))
+def _plain(value: Combat | Mine | None) -> Any:
+    return None if value is None else value.__dict__
 
 
-def changes(before: State | None, after: State, new_play: bool) -> list[Any]:
-    """The facts that turn `before` into `after`; `new_play`: a chapter was set up."""
-    out = [_fact(name, getattr(after, name)) for name in CAMPAIGN_PARTS
-           if before is None or getattr(before, name) != getattr(after, name)]
+def changes(before: State | None, after: State, new_play: bool) -> list[tuple[str, str]]:
+    """The facts (part, new value as JSON) that turn `before` into `after`; `new_play`: a
+    chapter was set up."""
+    old = before.__dict__ if before is not None else {}
+    now = after.__dict__
+    out = [(name, _encode(now[name])) for name in CAMPAIGN_PARTS
+           if name not in old or old[name] != now[name]]
     if after.play is None:
         return out
     if new_play or before is None or before.play is None:
-        out.append(_fact("play", after.play))
+        out.append(("play", _encode(after.play)))
         return out
-    old, new = before.play, after.play
-    out += [_fact(f"play.{name}", getattr(new, name)) for name in PLAY_PARTS
-            if getattr(old, name) != getattr(new, name)]
+    was = before.play.__dict__
+    out += [(f"play.{name}", _encode(value)) for name, value in after.play.__dict__.items()
+            if was[name] != value]
     return out
 
 
@@ -70,28 +74,33 @@ def _play(value: Any) -> Play:
     return play
 
 
-CAMPAIGN_TYPES = {
-    "history": lambda v: [tuple(h) for h in v],
-    "winners": lambda v: None if v is None else tuple(v),
-    "play": _play,
-}
-PLAY_TYPES = {"combat": _combat, "mine": _mine}
-
-
-def apply(state: State, facts: Iterable[Any]) -> None:
-    """Set each part a fact names to its value (on a copy: `state` is changed)."""
-    for fact in facts:
-        value = json.loads(fact.value)
-        if fact.part.startswith("play."):
-            name = fact.part[len("play."):]
-            if name not in PLAY_PARTS or state.play is None:
-                raise ValueError(f"a fact about no part of the table: {fact.part}")
-            setattr(state.play, name, PLAY_TYPES.get(name, _same)(value))
-        elif fact.part in CAMPAIGN_PARTS or fact.part == "play":
-            setattr(state, fact.part, CAMPAIGN_TYPES.get(fact.part, _same)(value))
-        else:
-            raise ValueError(f"a fact about no part of the campaign: {fact.part}")
-
-
 def _same(value: Any) -> Any:
     return value
+
+
+# Each part a fact may name: (of the table?, the attribute, how its value is read back).
+PARTS: dict[str, tuple[bool, str, Callable[[Any], Any]]] = {
+    **{name: (False, name, _same) for name in CAMPAIGN_PARTS},
+    "history": (False, "history", lambda v: [tuple(h) for h in v]),
+    "winners": (False, "winners", lambda v: None if v is None else tuple(v)),
+    "play": (False, "play", _play),
+    **{f"play.{name}": (True, name, _same) for name in PLAY_PARTS},
+    "play.combat": (True, "combat", _combat),
+    "play.mine": (True, "mine", _mine),
+}
+
+
+def apply(state: State, facts: Iterable[Any]) -> State:
+    """The state after the facts. The parts they do not name are shared with `state`, not
+    copied: states are values that nothing changes in place (decide changes a deep copy)."""
+    new = State(**state.__dict__)
+    if new.play is not None:
+        new.play = Play(**new.play.__dict__)
+    for fact in facts:
+        if fact.part not in PARTS:
+            raise ValueError(f"a fact about no part of the campaign: {fact.part}")
+        of_table, name, read = PARTS[fact.part]
+        if of_table and new.play is None:
+            raise ValueError(f"a fact about the table when no chapter is played: {fact.part}")
+        setattr(new.play if of_table else new, name, read(json.loads(fact.value)))
+    return new

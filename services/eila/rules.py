@@ -190,9 +190,14 @@ def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
 
 
 def changed(before: State, after: State, new_play: bool, log: list[str]) -> Any:
+    """The event of a command: what it changed, as facts, and its public account."""
     if after.play is not None:
         engine.forget_order(after.play)
-    return pb.Event(changed=pb.Changed(facts=facts.changes(before, after, new_play), log=log))
+    event = pb.Event()
+    for part, value in facts.changes(before, after, new_play):
+        event.changed.facts.add(part=part, value=value)
+    event.changed.log.extend(log)
+    return event
 
 
 def evolve(state: State | None, event: Any) -> State:
@@ -205,8 +210,7 @@ def evolve(state: State | None, event: Any) -> State:
 
         return legacy.evolve(state, event)
     assert state is not None and kind == "changed", f"an Eila event of no kind: {kind}"
-    new = state.clone()
-    facts.apply(new, event.changed.facts)
+    new = facts.apply(state, event.changed.facts)
     new.log = (new.log + list(event.changed.log))[-engine.LOG_KEEP:]
     return new
 

@@ -247,4 +247,4 @@ def test_facts_name_only_parts_of_the_campaign() -> None:
     state = GAME.replay(GAME.setup(pb.Options(), [Seat("eila")], Rng(b"x", 0)))
     for part in ("play.nothing", "log", "nothing"):
         with pytest.raises(ValueError):
-            facts.apply(state.clone(), [pb.Fact(part=part, value="1")])
+            facts.apply(state, [pb.Fact(part=part, value="1")])
