@@ -25,7 +25,8 @@ GAME: Game = Game(
     bots={"random": bots.random_bot, "random_options": bots.random_options_bot,
           "greedy": bots.greedy_bot},
     default_bot="greedy",
-    # No redeal: the state holds nothing the player cannot see (a shuffled deck's cards and the
-    # face-down tiles are drawn as they are revealed), so there is nothing to re-deal.
+    # Nothing is hidden in the state: a shuffled deck's cards and the face-down tiles are
+    # drawn as they are revealed, so there is nothing to re-deal.
+    redeal=None,
     recheck=legacy.recheck,
 )

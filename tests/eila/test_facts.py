@@ -31,13 +31,12 @@ def events_of(entries: list[Any]) -> list[Any]:
     return [gamelog.game_event(GAME, e) for e in entries if e.WhichOneof("body") == "event"]
 
 
-def playout(options: Any, seed: bytes, commands: int = 400,
-            state: State | None = None) -> tuple[list[Any], State]:
+def playout(options: Any, seed: bytes) -> tuple[list[Any], State]:
     """The bots play; returns every event and the state, checking each step on the way: the
     state evolve builds from the facts is the one the rules left."""
-    events = [] if state is not None else GAME.setup(options, [Seat("eila")], Rng(seed, 0))
-    state = state if state is not None else GAME.replay(events)
-    for version in range(1, commands):
+    events = GAME.setup(options, [Seat("eila")], Rng(seed, 0))
+    state = GAME.replay(events)
+    for version in range(1, 400):
         if GAME.outcome(state) is not None:
             break
         legal = GAME.legal_actions(state, 0)
@@ -206,15 +205,32 @@ async def test_a_legacy_log_loads_replays_and_verifies(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", LOGS[:3], ids=[p.stem for p in LOGS[:3]])
-def test_a_legacy_game_goes_on_with_facts_and_verifies(path: Path) -> None:
+async def test_a_legacy_game_goes_on_with_facts_and_verifies(path: Path) -> None:
+    """Forked halfway, a game from before facts is played on by its bot: the new commands
+    write facts, and the whole log (the parent's legacy events, then facts) verifies."""
+    from services.core.grpc_api import import_lines
+    from services.core.server import in_process_ai
+
+    host = Host(MemoryStore(), {GAME.name: GAME})
+    host.ai_dispatch = in_process_ai
+    parent_id, _ = await import_lines(host, path.read_text().splitlines())
     entries = legacy_entries(path)
     cut = gamelog.batches(entries)[len(gamelog.batches(entries)) // 2].last_version
-    state = GAME.replay(events_of(entries[:cut]))
-    seed = bytes.fromhex(entries[-1].finished.seed)
-    events, after = playout(None, seed, 40, state)
-    assert events and all(e.WhichOneof("kind") == "changed" for e in events)
-    p = after.play
-    assert p is not None
+    fork_id, _, _, _ = await host.fork(parent_id, cut)
+    for _ in range(200_000):
+        if (await host.load(fork_id)).finished:
+            break
+        await asyncio.sleep(0)
+    loaded, forked = await host.history(fork_id)
+    assert loaded.finished
+    kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in forked
+             if e.WhichOneof("body") == "event"]
+    assert set(kinds[:len(events_of(entries[:cut]))]) <= {"started", "acted"}
+    assert kinds[len(events_of(entries[:cut])):] and set(
+        kinds[len(events_of(entries[:cut])):]) == {"changed"}
+    imported, _ = await import_lines(host, gamelog.to_json_lines(GAME, forked))
+    assert (await host.load(imported)).state == loaded.state
+    p = loaded.state.play
     end = len(p.upcoming) - (1 if p.bottom else 0)  # the shuffled order it held is forgotten
     assert p.upcoming[p.known:end] == sorted(p.upcoming[p.known:end])
 
