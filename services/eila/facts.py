@@ -7,7 +7,9 @@ chapter's result...; `play` whole when a chapter is set up), holding the part's 
 JSON. evolve sets those parts and nothing else: it reads no content and runs no rule, so a game
 replays the same whatever the content files or the rules say later.
 
-Nothing hidden is in a fact: the state holds no order that no one has seen (engine.py).
+No fact holds an order that no one has seen: the state holds none (engine.py). What is in the
+decks waiting to be fetched (red, blue, habit, quiz cards) is left out of what the player is
+shown (`shown`), as the view leaves it out.
 """
 
 from __future__ import annotations
@@ -104,3 +106,20 @@ def apply(state: State, facts: Iterable[Any]) -> State:
             raise ValueError(f"a fact about the table when no chapter is played: {fact.part}")
         setattr(new.play if of_table else new, name, read(json.loads(fact.value)))
     return new
+
+
+# The cards waiting in their decks: the view never shows them, nor does the event feed.
+UNSEEN = ("decks", "quiz_decks")
+
+
+def shown(changed: Any) -> None:
+    """`changed` (a copy) as the player is shown it: without the decks' contents."""
+    kept = [f for f in changed.facts if f.part.removeprefix("play.") not in UNSEEN]
+    del changed.facts[:]
+    changed.facts.extend(kept)
+    for fact in changed.facts:
+        if fact.part == "play":
+            table = json.loads(fact.value)
+            for name in UNSEEN:
+                table[name] = {}
+            fact.value = _json(table)

@@ -430,11 +430,13 @@ def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
 
 
 def redact(event: Any, seat: int | None) -> Any:
-    """Facts hold nothing hidden. A legacy event's draws may give away the upcoming deck's
-    order: of those only the public log is shown."""
+    """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
+    event's draws may give away the upcoming deck's order: of those only the log is shown."""
     out = pb.Event()
     out.CopyFrom(event)
     kind = out.WhichOneof("kind")
-    if kind in ("started", "acted"):
+    if kind == "changed":
+        facts.shown(out.changed)
+    elif kind in ("started", "acted"):
         del getattr(out, kind).draws[:]
     return out

@@ -76,7 +76,7 @@ def test_events_of_each_new_kind_and_the_table_parts_appear_in_play(played: Any)
     assert {"play", "phase", "history", "play.res", "play.hp", "play.present", "play.upcoming",
             "play.future", "play.past", "play.combat", "play.queue", "play.day", "play.track",
             "play.submitted", "play.quizzes", "play.mine", "play.offers", "play.location",
-            "play.items", "play.result"} <= parts
+            "play.items", "play.result", "play.decks", "play.quiz_decks"} <= parts
 
 
 def test_facts_hold_no_order_nobody_has_seen(played: Any) -> None:
@@ -84,7 +84,22 @@ def test_facts_hold_no_order_nobody_has_seen(played: Any) -> None:
         state: State | None = None
         for event in events:
             state = GAME.evolve(state, event)
-            assert GAME.redact(event, 0) == event  # nothing to hide from the player
+            seen = GAME.redact(event, 0)
+            assert seen.WhichOneof("kind") == event.WhichOneof("kind")
+            if event.WhichOneof("kind") == "changed":  # all but the decks' contents
+                unseen = {"play.decks", "play.quiz_decks"}
+                assert [f for f in event.changed.facts if f.part not in unseen and f.part != "play"
+                        ] == [f for f in seen.changed.facts if f.part != "play"]
+                assert list(seen.changed.log) == list(event.changed.log)
+                for fact in seen.changed.facts:
+                    if fact.part == "play":
+                        table = json.loads(fact.value)
+                        assert table["decks"] == table["quiz_decks"] == {}
+                        whole = json.loads(next(f.value for f in event.changed.facts
+                                                if f.part == "play"))
+                        assert {**whole, "decks": {}, "quiz_decks": {}} == table
+            else:
+                assert seen == event
             p = state.play
             if p is None:
                 continue
