@@ -146,8 +146,8 @@ async def test_an_act_runs_the_rules_once(monkeypatch: Any) -> None:
 @pytest.fixture
 def edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
     """The content files, copied, with one card of chapter 0 changed (the server's now)."""
-    copy = tmp_path / "data"
-    shutil.copytree(data.DATA_DIR, copy)
+    original, copy = data.DATA_DIR, tmp_path / "data"
+    shutil.copytree(original, copy)
     chapter = json.loads((copy / "chapter0.json").read_text())
     chapter["cards"][0]["options"][0]["effects"] = [{"gain": {"food": 3}}]
     (copy / "chapter0.json").write_text(json.dumps(chapter))
@@ -158,7 +158,7 @@ def edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
         data.content_version.cache_clear()
 
     yield lambda: use(copy)
-    use(data.DATA_DIR)
+    use(original)
 
 
 async def finished_game(options: Any) -> list[Any]:
@@ -178,8 +178,9 @@ async def test_a_content_edit_keeps_a_stored_game_replaying_and_verification_sho
         edited_content: Any) -> None:
     entries = await finished_game(pb.Options(single_chapter=True))
     state = gamelog.verify(GAME, entries).state
+    played_with = data.content_version()
     edited_content()
-    assert data.content_version() != legacy.content_version()
+    assert data.content_version() != played_with
     assert GAME.replay(events_of(entries)) == state  # it loads and replays as it was played
     host = Host(MemoryStore(), {GAME.name: GAME})
     with pytest.raises(gamelog.BadLog) as bad:
@@ -272,6 +273,8 @@ def test_a_legacy_log_played_with_other_content_is_refused_not_replayed_wrongly(
     with pytest.raises(RuleError) as refused:
         GAME.replay(events_of(entries))
     assert refused.value.code == "RULES_CHANGED"
+    played_with = events_of(entries)[0].started.content_version
+    assert played_with in refused.value.message and legacy.content_version() != played_with
 
 
 def test_facts_name_only_parts_of_the_campaign() -> None:
