@@ -199,6 +199,12 @@ class Game(Generic[S]):
     observe: Callable[[Message], dict[str, float]] | None = None
     # The option variants and seat counts the conformance suite plays besides the default.
     variants: Callable[[], Sequence[Variant]] | None = None
+    # Events of kinds the game no longer writes: (state, seat, the command or, for the set-up,
+    # the options, rng, the batch's first recorded event) -> the events the rules of that
+    # time give again, or None when the recorded event is of today's kinds. Log verification
+    # judges an old batch by these.
+    recheck: Callable[[S | None, int | None, Message, Rng, Message | None],
+                      list[Message] | None] | None = None
 
     @property
     def seat_count(self) -> int:

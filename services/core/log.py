@@ -246,6 +246,10 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
                          f"a {body or 'blank'} entry cannot stand here in a batch")
         rng = Rng(seed, batch.first_version - 1)
         record = batch.command
+        first = None
+        if game.recheck is not None:
+            first = next((game.pb.Event.FromString(r.event) for r in batch.entries
+                          if r.WhichOneof("body") == "event"), None)
         try:
             if batch is groups[0] and started.forked_from:
                 # A fork starts from its parent's events, verified against the parent's seed.
@@ -255,14 +259,16 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
                 expected = list(parent)
                 recorded = batch.entries[1:]
             elif batch is groups[0]:
-                expected = game.setup(options, seats, rng)
+                old = _recheck(game, state, None, options, rng, first)
+                expected = game.setup(options, seats, rng) if old is None else old
                 recorded = batch.entries[1:]
             else:
                 if record is None:
                     raise BadLog(batch.line, batch.first_version, "a batch without its command")
                 command = game.pb.Command.FromString(record.command)
                 seat = None if record.system else record.seat
-                expected = game.decide_now(state, seat, command, rng)
+                old = _recheck(game, state, seat, command, rng, first)
+                expected = game.decide_now(state, seat, command, rng) if old is None else old
                 recorded = batch.entries
         except RuleError as e:
             raise BadLog(batch.line, batch.first_version,
@@ -299,3 +305,9 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
             raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
                          "the log ends the game before the rules do")
     return Verified(state, len(entries), finished)
+
+
+def _recheck(game: Game, state: Any, seat: int | None, message: Any, rng: Rng,
+             first: Any) -> list[Any] | None:
+    """A batch of an event kind the game no longer writes is judged by the rules of its time."""
+    return None if game.recheck is None else game.recheck(state, seat, message, rng, first)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from arbiter.eila.v1 import eila_pb2
 
 from services.core.decider import Game
-from services.eila import bots, rules
+from services.eila import bots, legacy, rules
 from services.eila.view import view
 
 GAME: Game = Game(
@@ -25,5 +25,8 @@ GAME: Game = Game(
     bots={"random": bots.random_bot, "random_options": bots.random_options_bot,
           "greedy": bots.greedy_bot},
     default_bot="greedy",
-    redeal=rules.redeal,
+    # Nothing is hidden in the state: a shuffled deck's cards and the face-down tiles are
+    # drawn as they are revealed, so there is nothing to re-deal.
+    redeal=None,
+    recheck=legacy.recheck,
 )

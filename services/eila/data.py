@@ -46,6 +46,7 @@ class Content:
 
 
 def _read(name: str) -> Json:
+    assert name in CONTENT_FILES, f"{name} is not listed as content"
     path = DATA_DIR / name
     if not path.exists():
         return {}
@@ -110,21 +111,31 @@ def build_index(content: Content) -> Index:
     )
 
 
-# Raise it with every change to how the engine plays (the content files count by themselves):
-# a game replays exactly only under the rules and content it was played with.
-RULES_VERSION = 3  # 3: shield cards 2 in total a chapter, weaknesses re-checked, choices for
-#                    the night meal and for making room for Fear
+# The files the rules read (schema.json is the validator's, not the rules').
+CONTENT_FILES = ("common.json", "habits.json", "advanced.json",
+                 *(f"chapter{n}.json" for n in CHAPTERS))
+
+
+def content_digest(prefix: bytes = b"") -> str:
+    """sha256 (first 16 hex digits) of `prefix` and every content file the rules read."""
+    digest = hashlib.sha256(prefix)
+    for name in sorted(CONTENT_FILES):
+        path = DATA_DIR / name
+        if path.exists():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @cache
 def content_version() -> str:
-    """A fingerprint of the rules and the content files: logs replay exactly only with the
-    same ones, and a game played with others is refused rather than replayed wrongly."""
-    digest = hashlib.sha256(f"rules {RULES_VERSION}\0".encode())
-    for path in sorted(DATA_DIR.glob("*.json")):
-        if path.name != "schema.json":
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """The content a game is played with, named in its opening event.
+
+    Events hold facts, so a game replays whatever the content says later; re-running its
+    commands (log verification) is where a change shows, and this names the content the
+    commands were judged by. The rules' source is left out on purpose: a refactoring that plays
+    the same would otherwise fail every verification, while a change of how the rules play
+    shows precisely, at the first event it changes."""
+    return content_digest()
 
 
 @cache

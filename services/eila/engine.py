@@ -1,9 +1,13 @@
 """The rules of Eila and Something Shiny as plain functions over a chapter attempt.
 
-`apply(state, command, dice)` is shared by decide and evolve: decide runs it with dice that
-draw from the game's Rng and records every draw; evolve runs it again with dice that replay
-those draws, so evolve never draws randomness. Each function below is one rule of the
-rulebook; the state is copied before it is changed (see `State.clone`).
+`apply(state, command, dice)` (in rules.py) changes a copy of the state by one command; decide
+runs it once and records what changed as facts (facts.py), which evolve applies. Each function
+below is one rule of the rulebook; the state is copied before it is changed (see `State.clone`).
+
+Nobody knows the order of a shuffled deck until its cards are revealed, so the rules draw it card
+by card as cards are revealed (the same odds as a shuffle), and the face-down mine tiles as they
+are turned over: the state never holds an order no one has seen. Logs written before events held
+facts shuffled at once (`Dice.upfront`, see legacy.py).
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ LOG_KEEP = 30
 
 
 class Dice(Protocol):
+    # True only to replay or verify logs from before events held facts: a shuffle then ordered
+    # the whole deck (or laid out the mine) at once, and cards were taken from the top.
+    upfront: bool
+
     def below(self, n: int) -> int: ...
 
 
 class RecordingDice:
-    """Draws from the game's Rng and records each draw for the event."""
+    """Draws from the game's Rng and records each draw (the legacy events kept them)."""
 
-    def __init__(self, rng: Rng) -> None:
+    def __init__(self, rng: Rng, upfront: bool = False) -> None:
         self.rng = rng
+        self.upfront = upfront
         self.draws: list[int] = []
 
     def below(self, n: int) -> int:
@@ -36,10 +45,11 @@ class RecordingDice:
 
 
 class ReplayDice:
-    """Replays the draws recorded in an event (evolve draws nothing)."""
+    """Replays recorded draws (a legacy event's, or a test's chosen dice)."""
 
-    def __init__(self, draws: list[int]) -> None:
+    def __init__(self, draws: list[int], upfront: bool = False) -> None:
         self.draws = list(draws)
+        self.upfront = upfront
 
     def below(self, n: int) -> int:
         value = self.draws.pop(0)
@@ -73,14 +83,14 @@ class Combat:
 
 @dataclass
 class Mine:
-    """Chapter 3: nine tiles of 2x2 grids; `tiles[ty * 3 + tx]`, face down until entered."""
+    """Chapter 3: nine tiles of 2x2 grids; `tiles[ty * 3 + tx]`, "" until turned over."""
 
     tiles: list[str]
     faceup: list[bool]
     x: int = 0
     y: int = 0
     covered: list[int] = field(default_factory=list)
-    pool: list[str] = field(default_factory=list)  # the MC tiles the drawn one came from
+    pool: list[str] = field(default_factory=list)  # tiles not laid yet (drawn when turned over)
 
     def clone(self) -> Mine:
         return Mine(list(self.tiles), list(self.faceup), self.x, self.y, list(self.covered),
@@ -292,7 +302,7 @@ class Table:
     def reveal(self) -> None:
         """Step 1: reveal the upcoming card; with none left, the night begins."""
         if self.p.upcoming:
-            self.p.present = self.p.upcoming.pop(0)
+            self.p.present = self.p.upcoming.pop(self.next_card())
             if self.p.present == self.p.bottom:
                 self.p.bottom = ""
             self.p.known = max(0, self.p.known - 1)
@@ -308,6 +318,14 @@ class Table:
                 self.p.phase = "meal"  # "you lose 1 Food or 1 HP": the player's choice
             else:
                 self.hurt(1, blockable=False)
+
+    def next_card(self) -> int:
+        """Where the next upcoming card is: on top when the player knows the top card, else
+        any of the cards whose order nobody knows, drawn now (as a shuffle would have put it)."""
+        unknown = len(self.p.upcoming) - (1 if self.p.bottom else 0)
+        if self.p.known or unknown <= 1 or self.dice.upfront:
+            return 0
+        return self.dice.below(unknown)
 
     def card(self, card_id: str) -> Json:
         return self.ix.card(card_id, self.p.advanced)
@@ -522,6 +540,40 @@ def tile_index(x: int, y: int) -> int:
     return (y // 2) * 3 + x // 2
 
 
+BANDS = ("M1", "M2", "M3", "M4", "MC")
+
+
+def band_of(pos: int) -> str:
+    """Tiles are laid by band, the band being the diagonal tx + ty of the position."""
+    return BANDS[pos // 3 + pos % 3]
+
+
+def draw_tile(t: Table, pos: int) -> str:
+    """The tile turned over at `pos`: any of its band's tiles not yet laid."""
+    m = t.p.mine
+    assert m is not None
+    band = [tile for tile in m.pool if t.ix.extra[tile]["band"] == band_of(pos)]
+    tile = band[t.dice.below(len(band))] if len(band) > 1 else band[0]
+    m.pool.remove(tile)
+    return tile
+
+
+def forget_order(p: Play) -> None:
+    """What no one has seen keeps no order: the upcoming cards whose order is unknown are
+    sorted, and face-down mine tiles go back to the pool they are drawn from when turned
+    over. (Games from before events held facts held a shuffled order; new ones never do.)"""
+    end = len(p.upcoming) - (1 if p.bottom else 0)
+    if end - p.known > 1:
+        p.upcoming[p.known:end] = sorted(p.upcoming[p.known:end])
+    m = p.mine
+    if m is not None and any(tile and not up for tile, up in zip(m.tiles, m.faceup,
+                                                                   strict=True)):
+        hidden = [tile for tile, up in zip(m.tiles, m.faceup, strict=True) if tile and not up]
+        laid = [tile for tile, up in zip(m.tiles, m.faceup, strict=True) if up]
+        m.pool = sorted((set(m.pool) | set(hidden)) - set(laid))
+        m.tiles = [tile if up else "" for tile, up in zip(m.tiles, m.faceup, strict=True)]
+
+
 def mine_cell(t: Table, x: int, y: int) -> Json:
     """The grid at (x, y): cells are listed SW, SE, NW, NE within their tile."""
     m = t.p.mine
@@ -582,6 +634,8 @@ def move(t: Table, side: str, pay_hp: bool = False) -> None:
     tile = tile_index(x, y)
     if not m.faceup[tile]:
         m.faceup[tile] = True
+        if not m.tiles[tile]:
+            m.tiles[tile] = draw_tile(t, tile)
         t.say(f"tile {m.tiles[tile]} turned over")
         feature = edge(t, m.x, m.y, side)
         if blocks(feature, t.p.items):  # on the tile's side: back, without spending the move
@@ -1026,11 +1080,15 @@ def end_night(t: Table) -> None:
     if t.p.track >= DAYS:
         t.end("lost", "", "the 7th slot of the time track is occupied")
         return
-    t.p.upcoming = shuffle(t.p.future, t.dice) + t.p.upcoming
+    if t.dice.upfront:
+        t.p.upcoming = shuffle(t.p.future, t.dice) + t.p.upcoming
+    else:  # face down in no order: cards are drawn from them as they are revealed
+        t.p.upcoming = sorted(t.p.future + t.p.upcoming)
     t.p.future = []
     t.p.known = 0
     t.p.day += 1
     if "I16" in t.p.items and t.p.upcoming:  # the pocket watch shows the first card
+        t.p.upcoming.insert(0, t.p.upcoming.pop(t.next_card()))
         t.p.known = 1
         t.p.phase = "peek"
         t.say(f"the pocket watch shows {t.ix.name(t.p.upcoming[0])} first")

@@ -8,9 +8,9 @@ from typing import Any
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
-from services.eila import engine
+from services.eila import engine, facts
 from services.eila.data import CHAPTERS, RESOURCES, Index, content_version, default_index
-from services.eila.engine import Dice, Play, RecordingDice, ReplayDice, State, Table
+from services.eila.engine import BANDS, Dice, Play, RecordingDice, ReplayDice, State, Table
 
 RESOURCE_OF = {pb.FOOD: "food", pb.COIN: "coin", pb.STONE: "stone", pb.KNOWLEDGE: "knowledge",
                pb.ENERGY: "energy", pb.FEAR: "fear"}
@@ -81,30 +81,32 @@ def check_habit_order(box: Sequence[str], order: Sequence[str]) -> None:
                                f"the habit order must list each kept habit once: {kept}")
 
 
-BANDS = ("M1", "M2", "M3", "M4", "MC")
-
-
 def setup_mine(ix: Index, play: Play, data: Any, dice: Dice) -> None:
     """Chapter 3: M1 face up at the bottom left, then the M2, M3, M4 tiles shuffled face down on
-    their diagonals, and one of the three MC tiles in the far corner."""
+    their diagonals, and one of the three MC tiles in the far corner. Which tile lies where is
+    drawn as each is turned over (`engine.draw_tile`): the same odds, and no hidden layout."""
     tiles = data.get("tiles", [])
     if not tiles:
         return
     by_band = {band: [t["id"] for t in tiles if t["band"] == band] for band in BANDS}
     layout = [""] * 9
-    for band, positions in mine_positions().items():
-        drawn = engine.shuffle(by_band[band], dice)
-        for pos, tile in zip(positions, drawn, strict=False):
-            layout[pos] = tile
+    layout[0] = by_band["M1"][0]
+    pool = sorted(t for band in BANDS[1:] for t in by_band[band])
+    if dice.upfront:  # legacy logs: the layout was shuffled at once
+        for band, positions in mine_positions().items():
+            drawn = engine.shuffle(by_band[band], dice)
+            for pos, tile in zip(positions, drawn, strict=False):
+                layout[pos] = tile
+        pool = by_band["MC"]
     faceup = [i == 0 for i in range(9)]
-    play.mine = engine.Mine(layout, faceup, pool=by_band["MC"])
+    play.mine = engine.Mine(layout, faceup, pool=pool)
 
 
 def mine_positions() -> dict[str, list[int]]:
     """Tile positions (ty * 3 + tx) by band: the band is the diagonal tx + ty."""
     out: dict[str, list[int]] = {b: [] for b in BANDS}
     for pos in range(9):
-        out[BANDS[pos // 3 + pos % 3]].append(pos)
+        out[engine.band_of(pos)].append(pos)
     return out
 
 
@@ -144,6 +146,16 @@ def finish_chapter(state: State, log: list[str]) -> None:
 def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
     if len(seats) != 1:
         raise MalformedCommand("BAD_SEATS", "Eila and Something Shiny is played solo (1 seat)")
+    check_options(options)
+    opened = pb.Opened(options=options, content_version=content_version())
+    base = opening_state(options)
+    state = base.clone()
+    log: list[str] = []
+    start_chapter(state, options.first_chapter, RecordingDice(rng), log, options.habit_order)
+    return [pb.Event(opened=opened), changed(base, state, True, log)]
+
+
+def check_options(options: Any) -> None:
     ix = index()
     if options.first_chapter not in ix.content.chapters:
         raise MalformedCommand("BAD_CHAPTER", f"there is no chapter {options.first_chapter}")
@@ -152,47 +164,54 @@ def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
                                         and card not in ix.cards):
             raise MalformedCommand("BAD_SAVE_BOX", f"{card} cannot be in the save box")
     check_habit_order(sorted(set(options.save_box)), options.habit_order)
-    dice = RecordingDice(rng)
-    log: list[str] = []
-    new_state(options, dice, log)
-    started = pb.CampaignStarted(options=options, draws=dice.draws, log=log,
-                                 content_version=content_version())
-    return [pb.Event(started=started)]
+
+
+def opening_state(options: Any) -> State:
+    """The campaign before its first chapter is set up: the options and the save box."""
+    return State(advanced=options.advanced, single=options.single_chapter,
+                 chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
 
 
 def new_state(options: Any, dice: Dice, log: list[str]) -> State:
-    state = State(advanced=options.advanced, single=options.single_chapter,
-                  chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
+    state = opening_state(options)
     start_chapter(state, options.first_chapter, dice, log, options.habit_order)
     return state
 
 
 def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
+    """Run the rules once on a copy; the event holds what changed, as facts."""
     if seat != 0:
         raise RuleError("NOT_YOUR_TURN", "only Eila's player acts in this game")
-    dice = RecordingDice(rng)
+    new = state.clone()
+    play = new.play
     log: list[str] = []
-    apply(state.clone(), command, dice, log)
-    return [pb.Event(acted=pb.Acted(command=command, draws=dice.draws, log=log))]
+    apply(new, command, RecordingDice(rng), log)
+    return [changed(state, new, new.play is not play, log)]
+
+
+def changed(before: State, after: State, new_play: bool, log: list[str]) -> Any:
+    """The event of a command: what it changed, as facts, and its public account."""
+    if after.play is not None:
+        engine.forget_order(after.play)
+    event = pb.Event()
+    for part, value in facts.changes(before, after, new_play):
+        event.changed.facts.add(part=part, value=value)
+    event.changed.log.extend(log)
+    return event
 
 
 def evolve(state: State | None, event: Any) -> State:
+    """Apply the facts: no content is read and no rule is run (see facts.py)."""
     kind = event.WhichOneof("kind")
-    if kind == "started":
-        played_with = event.started.content_version
-        if played_with and played_with != content_version():
-            raise RuleError("RULES_CHANGED", f"this game was played with rules and content "
-                            f"{played_with}; this server has {content_version()}, so it "
-                            "cannot replay it")
-        log: list[str] = []
-        new = new_state(event.started.options, ReplayDice(list(event.started.draws)), log)
-        new.log = log[-engine.LOG_KEEP:]
-        return new
-    assert state is not None and kind == "acted"
-    new = state.clone()
-    log = []  # this command's public account
-    apply(new, event.acted.command, ReplayDice(list(event.acted.draws)), log)
-    new.log = (new.log + log)[-engine.LOG_KEEP:]
+    if kind == "opened":
+        return opening_state(event.opened.options)
+    if kind in ("started", "acted"):  # a log from before events held facts
+        from services.eila import legacy
+
+        return legacy.evolve(state, event)
+    assert state is not None and kind == "changed", f"an Eila event of no kind: {kind}"
+    new = facts.apply(state, event.changed.facts)
+    new.log = (new.log + list(event.changed.log))[-engine.LOG_KEEP:]
     return new
 
 
@@ -411,40 +430,13 @@ def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
 
 
 def redact(event: Any, seat: int | None) -> Any:
-    """The draws may give away the upcoming deck's order: only the public log is shown."""
+    """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
+    event's draws may give away the upcoming deck's order: of those only the log is shown."""
     out = pb.Event()
     out.CopyFrom(event)
     kind = out.WhichOneof("kind")
-    if kind:
+    if kind == "changed":
+        facts.shown(out.changed)
+    elif kind in ("started", "acted"):
         del getattr(out, kind).draws[:]
     return out
-
-
-def redeal(state: State, seat: int, rng: Rng) -> State:
-    """Re-shuffle what the player does not know: the unknown part of the upcoming deck."""
-    new = state.clone()
-    p = new.play
-    if p is not None:
-        end = len(p.upcoming) - (1 if p.bottom else 0)
-        hidden = p.upcoming[p.known:end]
-        rng.shuffle(hidden)
-        p.upcoming = p.upcoming[: p.known] + hidden + p.upcoming[end:]
-        for deck in p.quiz_decks.values():
-            rng.shuffle(deck)
-        if p.mine is not None:
-            redeal_mine(p.mine, rng)
-    return new
-
-
-def redeal_mine(m: engine.Mine, rng: Rng) -> None:
-    """Face-down tiles trade places within their band; a face-down MC may be any of the three."""
-    for band, positions in mine_positions().items():
-        hidden = [pos for pos in positions if not m.faceup[pos]]
-        if band == "MC":
-            for pos in hidden:
-                m.tiles[pos] = rng.choice(m.pool)
-            continue
-        tiles = [m.tiles[pos] for pos in hidden]
-        rng.shuffle(tiles)
-        for pos, tile in zip(hidden, tiles, strict=True):
-            m.tiles[pos] = tile

@@ -85,7 +85,18 @@ def in_mine(x: int = 0, y: int = 0, moves: int = 3, faceup: tuple[int, ...] = (0
 def test_the_mine_starts_with_m1_face_up_and_eila_at_the_bottom_left() -> None:
     m = start(3).play.mine  # type: ignore[union-attr]
     assert m is not None and m.tiles[0] == "M1" and m.faceup == [True] + [False] * 8
-    assert (m.x, m.y) == (0, 0) and m.tiles[8] in ("MCa", "MCb", "MCc")
+    # The face-down tiles are drawn as they are turned over: none lies anywhere yet.
+    assert (m.x, m.y) == (0, 0) and m.tiles[1:] == [""] * 8
+    assert m.pool == sorted(LAYOUT[1:-1] + ["MCa", "MCb", "MCc"])
+
+
+def test_a_face_down_tile_is_drawn_from_its_band_as_it_turns_over() -> None:
+    state = in_mine(1, 0)
+    state.play.mine = start(3).play.mine  # type: ignore[union-attr]
+    state.play.mine.x = 1  # type: ignore[union-attr]
+    p = act(state, step(E), draws=[1]).play  # M2a and M2b lie on that diagonal
+    assert p is not None and p.mine is not None and p.mine.tiles[1] == "M2b"
+    assert "M2b" not in p.mine.pool and "M2a" in p.mine.pool
 
 
 def test_exploring_moves_then_triggers_the_event_located_there() -> None:

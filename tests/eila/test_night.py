@@ -81,6 +81,15 @@ def test_the_future_is_shuffled_into_the_upcoming_deck() -> None:
     assert p.known == 0  # the shuffled order is unknown
 
 
+def test_the_next_card_of_a_shuffled_deck_is_drawn_as_it_is_revealed() -> None:
+    """No order is kept that nobody has seen: the cards wait sorted, and each day's card is
+    drawn among them when it is revealed."""
+    state = night(start(0), energy=1)
+    state.play.future = ["004", "002", "001", "003"]  # type: ignore[union-attr]
+    p = act(state, END_NIGHT, draws=[2]).play
+    assert p is not None and p.present == "003" and p.upcoming == ["001", "002", "004"]
+
+
 def test_the_mountain_night_costs_1_food_or_1_hp() -> None:
     """Ruling 17: with Food, the player chooses "1 Food or 1 HP" before anything else."""
     state = start(5)
@@ -122,7 +131,7 @@ PEEK_DELAY = pb.Command(peek=pb.Peek(delay=True))
 def watch_night() -> object:
     state = night(start(1, box=("I16",)), energy=1)
     state.play.future = ["101", "102", "103"]  # type: ignore[union-attr]
-    return act(state, END_NIGHT, draws=[0, 0])  # shuffled order: 102, 103, 101
+    return act(state, END_NIGHT, draws=[1])  # the watch shows the 2nd of 101, 102, 103
 
 
 def test_the_pocket_watch_previews_the_first_card_of_the_next_day() -> None:
@@ -136,13 +145,11 @@ def test_the_pocket_watch_previews_the_first_card_of_the_next_day() -> None:
 
 
 def test_the_pocket_watch_may_make_it_the_last_event_of_the_day() -> None:
-    state = act(watch_night(), PEEK_DELAY)  # type: ignore[arg-type]
+    state = act(watch_night(), PEEK_DELAY, draws=[1])  # type: ignore[arg-type]  # 103 of 101, 103
     p = state.play
     assert p is not None and p.present == "103" and p.upcoming == ["101", "102"]
     assert p.bottom == "102"
-    from services.core.decider import Rng
     from services.eila import GAME
 
     v = GAME.view(state, 0)
     assert v.upcoming_bottom == "102" and list(v.upcoming_rest) == ["101"]
-    assert GAME.view(GAME.redeal(state, 0, Rng(b"x", 0)), 0) == v  # type: ignore[misc]

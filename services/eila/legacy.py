@@ -1,0 +1,68 @@
+"""Logs written before Eila's events held facts: the kinds `started` and `acted`.
+
+Such an event held a command (or the options) and the random draws it needed, and was
+replayed by running the rules again with those draws. So these logs replay only with the
+content and the rules they were played with: in them a shuffle orders a whole deck at once
+(`Dice.upfront`). Their content version is the one of that time (rules version 3 and the
+content files); a log played with other content is refused rather than replayed wrongly.
+
+A game from that time goes on with today's rules: its next commands write facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arbiter.eila.v1 import eila_pb2 as pb
+
+from services.core.decider import RuleError
+from services.eila import rules
+from services.eila.data import content_digest
+from services.eila.engine import LOG_KEEP, RecordingDice, ReplayDice, State
+
+
+def content_version() -> str:
+    """The fingerprint those logs name: rules version 3, then the content files."""
+    return content_digest(b"rules 3\0")
+
+
+def evolve(state: State | None, event: Any) -> State:
+    """Run the rules of that time again with the recorded draws."""
+    if event.WhichOneof("kind") == "started":
+        played_with = event.started.content_version
+        if played_with and played_with != content_version():
+            raise RuleError("RULES_CHANGED", f"this game was played before events held facts, "
+                            f"with content {played_with}; this server has "
+                            f"{content_version()}, so it cannot replay it")
+        log: list[str] = []
+        new = rules.new_state(event.started.options, ReplayDice(event.started.draws, True), log)
+        new.log = log[-LOG_KEEP:]
+        return new
+    assert state is not None
+    new = state.clone()
+    log = []
+    rules.apply(new, event.acted.command, ReplayDice(event.acted.draws, True), log)
+    new.log = (new.log + log)[-LOG_KEEP:]
+    return new
+
+
+def recheck(state: State | None, seat: int | None, message: Any, rng: Any,
+            recorded: Any) -> list[Any] | None:
+    """For log verification: the event the rules of that time give again from the seed, when
+    `recorded` is of a legacy kind (`message` is the options for the set-up, else the
+    command); None for today's kinds."""
+    kind = recorded.WhichOneof("kind") if recorded is not None else None
+    dice = RecordingDice(rng, upfront=True)
+    log: list[str] = []
+    if kind == "started":
+        rules.check_options(message)
+        rules.new_state(message, dice, log)
+        return [pb.Event(started=pb.CampaignStarted(
+            options=message, draws=dice.draws, log=log, content_version=content_version()))]
+    if kind == "acted":
+        assert state is not None
+        if seat not in rules.to_act(state):
+            raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
+        rules.apply(state.clone(), message, dice, log)
+        return [pb.Event(acted=pb.Acted(command=message, draws=dice.draws, log=log))]
+    return None
