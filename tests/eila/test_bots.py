@@ -12,14 +12,18 @@ from tests.eila.helpers import start
 CHAPTERS = range(6)
 
 
+# Advanced chapter 1 is the hardest: the greedy bot wins 25.5% and 27% of two samples of 200
+# games, so a 25% bar sits on its rate and passes or fails with the seeds; its bar is 15%,
+# about three deviations below the rate for 48 games. Every other chapter keeps 25%.
+BARS = {(1, True): 0.15}
+
+
 @pytest.mark.parametrize("advanced", [False, True])
 def test_every_chapter_can_be_won_by_the_greedy_bot(advanced: bool) -> None:
     for chapter in CHAPTERS:
-        # 16 games: chapter 1 advanced is won about 30% of the time (200 games: 30.5% when the
-        # shuffles ordered the deck at once and now that cards are drawn as revealed alike),
-        # so 8 games fall below 25% for one seed range in four.
-        rate, _, _ = chapter_rates("greedy", chapter, advanced, range(100, 116))
-        assert rate >= 0.25, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
+        rate, _, _ = chapter_rates("greedy", chapter, advanced, range(48))
+        bar = BARS.get((chapter, advanced), 0.25)
+        assert rate >= bar, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
 
 
 def test_the_random_bot_wins_rarely() -> None:
