@@ -6,7 +6,7 @@ from arbiter.bubblee.v1 import bubblee_pb2
 
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
-from services.bubblee.metrics import observe
+from services.bubblee.metrics import FIGURES, observe
 from services.core.decider import Game, Variant
 
 
@@ -42,5 +42,9 @@ GAME: Game[rules.State] = Game(
     default_bot="greedy",
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
+    figures=FIGURES,
+    # Snapshots hold a rules.State built by evolve, from the board and the level data.
+    state_depends_on=("services/bubblee/board.py", "services/bubblee/levels.py",
+                      "services/bubblee/data"),
     variants=variants,
 )

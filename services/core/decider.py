@@ -168,6 +168,20 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """How a key of a game's `observe` is recorded: a histogram arbiter_<game>_<series> with
+    these labels; `timed`, when set: the decide time of the commands whose figure is above
+    zero, in arbiter_<game>_<timed> with the same labels."""
+
+    series: str
+    help: str
+    buckets: tuple[float, ...]
+    labels: tuple[tuple[str, str], ...] = ()
+    timed: str = ""
+    timed_help: str = ""
+
+
+@dataclass(frozen=True)
 class Game(Generic[S]):
     """Everything the platform needs to know about one game."""
 
@@ -195,8 +209,14 @@ class Game(Generic[S]):
     # per distinct command, timed from when it first appears, sent at whatever version the
     # game has reached; the rules refuse it (a RuleError) once that thing is closed.
     deadlines: Callable[[S], list[tuple[float, Message]]] | None = None
-    # Per-event observations for metrics and statistics (e.g. Bubblee cascade depth).
+    # Per-event observations for statistics ({"cascade_depth": 3}), and how the server's
+    # metrics record each key (without a Figure, a key only reaches the statistics).
     observe: Callable[[Message], dict[str, float]] | None = None
+    figures: dict[str, Figure] = field(default_factory=dict)
+    # What a state snapshot depends on, besides evolve's own module: the modules and data
+    # folders (paths from the project root) that shape the state. A change to any of them
+    # retires the snapshots the projection workers took. Empty: the game's whole folder.
+    state_depends_on: tuple[str, ...] = ()
     # The option variants and seat counts the conformance suite plays besides the default.
     variants: Callable[[], Sequence[Variant]] | None = None
     # Events of kinds the game no longer writes: (state, seat, the command or, for the set-up,

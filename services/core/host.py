@@ -399,7 +399,7 @@ class Host:
         if game.observe is not None:
             for e in events:
                 for key, value in game.observe(e).items():
-                    METRICS.observe(game.name, key, value, seconds)
+                    METRICS.observe(game, key, value, seconds)
         return events
 
     def _entries(

@@ -16,6 +16,7 @@ from prometheus_client import (
     start_http_server,
 )
 
+from services.core.decider import Figure, Game
 from services.core.startup import CannotStart
 
 FAST_BUCKETS = (
@@ -41,10 +42,6 @@ class Labelled:
         return child
 
     labels = __call__
-
-
-# Bubblee's `observe` keys for a resolution, and the cause label each is recorded under.
-CASCADE_CAUSES = {"cascade_depth": "drop", "power_cascade_depth": "power"}
 
 
 class Metrics:
@@ -85,15 +82,6 @@ class Metrics:
             "game after another process (a replica, a worker) appended them.", ("game",)))
         self.events_appended = Labelled(Counter(
             "arbiter_events_appended_total", "Log entries appended.", ("game",)))
-        self.cascade_depth = Labelled(Histogram(
-            "arbiter_bubblee_cascade_depth",
-            "Line-resolution waves set off by one drop or one power, by cause.", ("cause",),
-            buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15)))
-        self.cascade_seconds = Labelled(Histogram(
-            "arbiter_bubblee_resolution_seconds",
-            "Time to decide a command whose resolution removed lines (its whole decide: the "
-            "drop or power, every wave and the gravity after each), by cause.", ("cause",),
-            buckets=FAST_BUCKETS))
         self.ai_turn_seconds = Labelled(Histogram(
             "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
             buckets=FAST_BUCKETS))
@@ -114,13 +102,27 @@ class Metrics:
             "arbiter_simulation_game_seconds", "Time to simulate one game.", ("game",),
             buckets=FAST_BUCKETS))
 
-    def observe(self, game: str, key: str, value: float, seconds: float) -> None:
-        """A per-event observation a game reports through its `observe` hook."""
-        cause = CASCADE_CAUSES.get(key) if game == "bubblee" else None
-        if cause is not None:
-            self.cascade_depth(cause).observe(value)
-            if value > 0:
-                self.cascade_seconds(cause).observe(seconds)
+        self._figures: dict[str, Labelled] = {}
+
+    def observe(self, game: Game, key: str, value: float, seconds: float) -> None:
+        """A figure the game reports through its `observe` hook, as the game declared it."""
+        figure = game.figures.get(key)
+        if figure is None:
+            return
+        labels = tuple(value for _, value in figure.labels)
+        self._series(game.name, figure.series, figure.help, figure, figure.buckets)(
+            *labels).observe(value)
+        if figure.timed and value > 0:
+            self._series(game.name, figure.timed, figure.timed_help, figure, FAST_BUCKETS)(
+                *labels).observe(seconds)
+
+    def _series(self, game: str, series: str, help: str, figure: Figure,
+                buckets: tuple[float, ...]) -> Labelled:
+        name = f"arbiter_{game}_{series}"
+        if name not in self._figures:
+            self._figures[name] = Labelled(Histogram(
+                name, help, tuple(label for label, _ in figure.labels), buckets=buckets))
+        return self._figures[name]
 
 
 METRICS = Metrics()

@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -126,21 +126,36 @@ def fingerprint(game: Game) -> str:
     return _FINGERPRINTS[game.name]
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _fingerprint(game: Game) -> str:
+    """Hashes evolve's module and what the game says its state depends on, file by file."""
     module = __import__(game.evolve.__module__, fromlist=["_"])
     path = getattr(module, "__file__", None) or ""
     folder = os.path.dirname(path)
-    h = hashlib.sha256(game.name.encode())
-    if os.path.basename(folder) == game.name:  # services/<game>/: its modules and data files
-        files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
-        data = os.path.join(folder, "data")  # cards, levels, chapters: evolve reads them too
-        files += sorted(os.path.join(root, n) for root, _, names in os.walk(data) for n in names)
+    if game.state_depends_on:
+        paths = [path] + [os.path.join(ROOT, p) for p in game.state_depends_on]
+    elif os.path.basename(folder) == game.name:  # services/<game>/: its modules and data
+        paths = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py")]
+        paths.append(os.path.join(folder, "data"))
     else:  # a game defined in one module (the tests' toy game)
-        files = [path] if path else []
-    for name in files:
+        paths = [path] if path else []
+    h = hashlib.sha256(game.name.encode())
+    for name in sorted(_files(paths)):
         with open(name, "rb") as f:
-            h.update(os.path.relpath(name, folder).encode() + b"\0" + f.read())
+            h.update(os.path.relpath(name, ROOT).encode() + b"\0" + f.read())
     return h.hexdigest()[:16]
+
+
+def _files(paths: list[str]) -> Iterator[str]:
+    for path in paths:
+        if not os.path.isdir(path):
+            yield path  # (a missing file fails here, not silently)
+            continue
+        for root, folders, names in os.walk(path):
+            folders[:] = [f for f in folders if f != "__pycache__"]
+            yield from (os.path.join(root, n) for n in names)
 
 
 def status_name(summary: apb.GameSummary) -> str:

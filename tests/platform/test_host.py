@@ -416,7 +416,7 @@ def test_bubblee_cascades_are_recorded_by_cause() -> None:
         depths, timed = count("cascade_depth", label), count("resolution_seconds", label)
         settled = bpb.Event(settled=bpb.Settled(cause=cause, waves=2))
         for key, value in game.observe(settled).items():
-            METRICS.observe(game.name, key, value, 0.001)
+            METRICS.observe(game, key, value, 0.001)
         assert count("cascade_depth", label) == depths + 1
         assert count("resolution_seconds", label) == timed + 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import pytest
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.decider import Game
@@ -138,7 +139,7 @@ async def play_random_more(host: Host, game_id: str, n: int) -> None:
         loaded = await host.load(game_id, fresh=True)
 
 
-def test_a_snapshot_fingerprint_changes_with_the_games_data_files(tmp_path: Path) -> None:
+def test_a_snapshot_fingerprint_changes_with_what_the_state_depends_on(tmp_path: Path) -> None:
     # Rules read their data (cards, levels, chapters): new data must not reuse old snapshots.
     import importlib.util
     import sys
@@ -154,13 +155,30 @@ def test_a_snapshot_fingerprint_changes_with_the_games_data_files(tmp_path: Path
     module = importlib.util.module_from_spec(spec)
     sys.modules["cardgame_rules"] = module
     spec.loader.exec_module(module)
-    game = types.SimpleNamespace(name="cardgame", evolve=module.evolve)
+    game = types.SimpleNamespace(name="cardgame", evolve=module.evolve, state_depends_on=())
     try:
         prints = []
         for cards in ('{"a": 1}', '{"a": 2}'):
             (folder / "data" / "cards.json").write_text(cards)
             prints.append(_fingerprint(game))  # type: ignore[arg-type]
         assert prints[0] != prints[1]
+        # A game that names what its state depends on: the solver is not in it.
+        (folder / "solver.py").write_text("DEPTH = 1\n")
+        (folder / "board.py").write_text("SIZE = 6\n")
+        declared = types.SimpleNamespace(name="cardgame", evolve=module.evolve,
+                                         state_depends_on=(str(folder / "board.py"),
+                                                           str(folder / "data")))
+        before = _fingerprint(declared)  # type: ignore[arg-type]
+        (folder / "solver.py").write_text("DEPTH = 2\n")
+        assert _fingerprint(declared) == before  # type: ignore[arg-type]
+        assert _fingerprint(game) != prints[1]  # type: ignore[arg-type]
+        for edit in (folder / "board.py", folder / "data" / "cards.json", folder / "rules.py"):
+            edit.write_text(edit.read_text() + "\n")
+            assert _fingerprint(declared) != before, edit  # type: ignore[arg-type]
+            before = _fingerprint(declared)  # type: ignore[arg-type]
+        declared.state_depends_on = (str(folder / "bord.py"),)
+        with pytest.raises(FileNotFoundError):  # a misspelt dependency is not skipped
+            _fingerprint(declared)  # type: ignore[arg-type]
     finally:
         del sys.modules["cardgame_rules"]
 
