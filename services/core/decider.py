@@ -98,6 +98,7 @@ class Rng:
     the revealed seed re-derives every shuffle and draw in any language:
         block_i = SHA-256(key || i as 8 big-endian bytes); each block yields four 64-bit words;
         below(n) takes words until one is < n * floor(2^64 / n) and returns it mod n.
+    docs/randomness.md gives every step, and known answers that the tests check.
     """
 
     __slots__ = ("_seed", "_version", "_key", "_counter", "_words")
