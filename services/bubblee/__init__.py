@@ -7,7 +7,7 @@ from arbiter.bubblee.v1 import bubblee_pb2
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import observe
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 
 
 def variants() -> list[Variant]:
@@ -43,4 +43,5 @@ GAME: Game[rules.State] = Game(
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
     variants=variants,
+    playout=exploring(BOTS["greedy"], 1, 4),
 )

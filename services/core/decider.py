@@ -159,6 +159,18 @@ class Bot(Protocol):
     def __call__(self, view: Message, legal: list[Message], rng: Rng) -> Message: ...
 
 
+def exploring(bot: Bot, numerator: int, denominator: int) -> Bot:
+    """`bot`, except that with chance numerator/denominator it sends any legal command: its
+    games also go where a good player would not (a playout that reaches the rules)."""
+
+    def play(view: Message, legal: list[Message], rng: Rng) -> Message:
+        if rng.chance(numerator, denominator):
+            return rng.choice(legal)
+        return bot(view, legal, rng)
+
+    return play
+
+
 @dataclass(frozen=True)
 class Variant:
     """A way to play a game besides its default options: a seat count and the options."""
@@ -200,6 +212,10 @@ class Game(Generic[S]):
     observe: Callable[[Message], dict[str, float]] | None = None
     # The option variants and seat counts the conformance suite plays besides the default.
     variants: Callable[[], Sequence[Variant]] | None = None
+    # How the conformance suite plays this game to its end (and played its golden logs): a
+    # bot whose games reach the rules. Random play can end every game before most of them
+    # (a wrong proclamation, a campaign abandoned at once). None: any legal command.
+    playout: Bot | None = None
 
     @property
     def seat_count(self) -> int:

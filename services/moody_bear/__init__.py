@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
@@ -46,6 +46,7 @@ GAME: Game[State] = Game(
     redeal=redeal,
     deadlines=deadlines,
     variants=variants,
+    playout=exploring(BOTS["keeper"], 1, 4),
 )
 
 __all__ = ["GAME"]
