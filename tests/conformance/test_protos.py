@@ -40,10 +40,10 @@ def file_proto(name: str) -> descriptor_pb2.FileDescriptorProto:
     return out
 
 
-def neutral(name: str, proto: Any) -> Any:
-    """The proto with the game's own package written as GAME, so two games' copies compare."""
-    text = str(proto).replace(f".arbiter.{name}.v1.", ".GAME.")
-    return text
+def neutral(name: str, proto: Any) -> str:
+    """The descriptor as text, the game's own package written GAME: two games' copies compare
+    equal when they agree in every name, number, label, type and option."""
+    return str(proto).replace(f".arbiter.{name}.v1.", ".GAME.")
 
 
 def message(file: descriptor_pb2.FileDescriptorProto, name: str) -> Any:
