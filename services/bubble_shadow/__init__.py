@@ -47,5 +47,7 @@ GAME: Game[rules.State] = Game(
     default_bot="greedy",
     redeal=views.redeal,
     variants=variants,
+    # The greedy bot trades well but never declares satisfaction (Complacency); the random
+    # quarter does.
     playout=exploring(BOTS["greedy"], 1, 4),
 )

@@ -43,5 +43,7 @@ GAME: Game[rules.State] = Game(
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
     variants=variants,
+    # The greedy bot makes lines, cascades and powers; the random quarter makes the swaps
+    # and drops it would not, and so fills planets up.
     playout=exploring(BOTS["greedy"], 1, 4),
 )

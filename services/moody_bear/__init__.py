@@ -46,6 +46,9 @@ GAME: Game[State] = Game(
     redeal=redeal,
     deadlines=deadlines,
     variants=variants,
+    # Random play ends most games at once with a wrong proclamation; the keeper plays long
+    # games, and the random quarter plays the cards it keeps (passing, a look at a hand, the
+    # top cards) and proclaims wrongly now and then.
     playout=exploring(BOTS["keeper"], 1, 4),
 )
 

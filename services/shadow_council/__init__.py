@@ -40,5 +40,7 @@ GAME: Game[State] = Game(
     default_bot="sleuth",
     redeal=views.redeal,
     variants=variants,
+    # The sleuth peeks, guards and guesses; the random half attacks the guarded seats it
+    # would spare (AttackBlocked).
     playout=exploring(BOTS["sleuth"], 1, 2),
 )
