@@ -5,8 +5,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 GEN_STAMP := gen/.stamp
+# The buf CLI, for the tests' lint and breaking-change checks of protos/ (tests/conformance/
+# test_protos.py): from the npm registry into .tools/, pinned. Without npm or the registry the
+# install says so and those tests skip with the reason; nothing else needs buf.
+BUF_VERSION := 1.75.0
+BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast bench bench-streams loadtest lint typecheck protos clean
+.PHONY: run test test-fast bench bench-streams loadtest lint typecheck protos buf clean
 
 $(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,13 +29,21 @@ $(GEN_STAMP): $(STAMP) $(PROTOS)
 
 protos: $(GEN_STAMP)
 
+$(BUF):
+	@mkdir -p .tools/buf-$(BUF_VERSION)
+	@npm install --silent --no-audit --no-fund --fetch-retries=1 --fetch-timeout=30000 \
+		--prefix .tools/buf-$(BUF_VERSION) @bufbuild/buf@$(BUF_VERSION) \
+		|| echo "buf was not installed (npm or the npm registry is not available): the proto checks will skip"
+
+buf: $(BUF)
+
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(GEN_STAMP)
+test: $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
 
-test-fast: $(GEN_STAMP)
+test-fast: $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 bench: $(GEN_STAMP)
@@ -54,4 +67,4 @@ lint: $(GEN_STAMP)
 	$(VENV)/bin/mypy services/core
 
 clean:
-	rm -rf $(VENV) gen var
+	rm -rf $(VENV) gen var .tools

@@ -6,7 +6,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import rules, views
 from services.bubble_shadow.bots import BOTS
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 
 
 def variants() -> list[Variant]:
@@ -47,4 +47,7 @@ GAME: Game[rules.State] = Game(
     default_bot="greedy",
     redeal=views.redeal,
     variants=variants,
+    # The greedy bot trades well but never declares satisfaction (Complacency); the random
+    # quarter does.
+    playout=exploring(BOTS["greedy"], 1, 4),
 )

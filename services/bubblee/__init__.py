@@ -7,7 +7,7 @@ from arbiter.bubblee.v1 import bubblee_pb2
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 
 
 def variants() -> list[Variant]:
@@ -47,4 +47,7 @@ GAME: Game[rules.State] = Game(
     state_depends_on=("services/bubblee/board.py", "services/bubblee/levels.py",
                       "services/bubblee/data"),
     variants=variants,
+    # The greedy bot makes lines, cascades and powers; the random quarter makes the swaps
+    # and drops it would not, and so fills planets up.
+    playout=exploring(BOTS["greedy"], 1, 4),
 )

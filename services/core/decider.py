@@ -98,6 +98,7 @@ class Rng:
     the revealed seed re-derives every shuffle and draw in any language:
         block_i = SHA-256(key || i as 8 big-endian bytes); each block yields four 64-bit words;
         below(n) takes words until one is < n * floor(2^64 / n) and returns it mod n.
+    docs/randomness.md gives every step, and known answers that the tests check.
     """
 
     __slots__ = ("_seed", "_version", "_key", "_counter", "_words")
@@ -156,6 +157,18 @@ class Bot(Protocol):
     """An AI player: it sees only its seat's view and the commands it may send."""
 
     def __call__(self, view: Message, legal: list[Message], rng: Rng) -> Message: ...
+
+
+def exploring(bot: Bot, numerator: int, denominator: int) -> Bot:
+    """`bot`, except that with chance numerator/denominator it sends any legal command: its
+    games also go where a good player would not (a playout that reaches the rules)."""
+
+    def play(view: Message, legal: list[Message], rng: Rng) -> Message:
+        if rng.chance(numerator, denominator):
+            return rng.choice(legal)
+        return bot(view, legal, rng)
+
+    return play
 
 
 @dataclass(frozen=True)
@@ -225,6 +238,10 @@ class Game(Generic[S]):
     # judges an old batch by these.
     recheck: Callable[[S | None, int | None, Message, Rng, Message | None],
                       list[Message] | None] | None = None
+    # How the conformance suite plays this game to its end (and played its golden logs): a
+    # bot whose games reach the rules. Random play can end every game before most of them
+    # (a wrong proclamation, a campaign abandoned at once). None: any legal command.
+    playout: Bot | None = None
 
     @property
     def seat_count(self) -> int:

@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from arbiter.eila.v1 import eila_pb2
 
-from services.core.decider import Game
+from services.core.decider import Game, Variant, exploring
 from services.eila import bots, legacy, rules
 from services.eila.view import view
+
+
+def variants() -> list[Variant]:
+    """The advanced campaign, and chapters played alone: each chapter's own rules are met
+    even when a campaign stops early (conformance suite)."""
+    o = eila_pb2.Options
+    return [
+        Variant("advanced", 1, o(advanced=True)),
+        Variant("chapter 2 alone", 1, o(first_chapter=2, single_chapter=True)),
+        Variant("chapter 3 alone", 1, o(first_chapter=3, single_chapter=True)),
+        Variant("chapter 4 alone, advanced", 1, o(first_chapter=4, single_chapter=True,
+                                                    advanced=True)),
+        Variant("chapter 5 alone", 1, o(first_chapter=5, single_chapter=True)),
+    ]
+
 
 GAME: Game = Game(
     name="eila",
@@ -29,4 +44,8 @@ GAME: Game = Game(
     # drawn as they are revealed, so there is nothing to re-deal.
     redeal=None,
     recheck=legacy.recheck,
+    variants=variants,
+    # The greedy bot wins chapters (random play loses chapter 0 and abandons), now and then
+    # doing anything legal: quizzes answered wrong, combats lost, a campaign abandoned.
+    playout=exploring(bots.greedy_bot, 1, 10),
 )

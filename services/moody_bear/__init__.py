@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
@@ -46,6 +46,10 @@ GAME: Game[State] = Game(
     redeal=redeal,
     deadlines=deadlines,
     variants=variants,
+    # Random play ends most games at once with a wrong proclamation; the keeper plays long
+    # games, and the random quarter plays the cards it keeps (passing, a look at a hand, the
+    # top cards) and proclaims wrongly now and then.
+    playout=exploring(BOTS["keeper"], 1, 4),
 )
 
 __all__ = ["GAME"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.shadow_council.v1 import shadow_council_pb2
 
-from services.core.decider import Game, Variant
+from services.core.decider import Game, Variant, exploring
 from services.shadow_council import rules, views
 from services.shadow_council.bots import BOTS
 from services.shadow_council.state import State, evolve
@@ -40,4 +40,7 @@ GAME: Game[State] = Game(
     default_bot="sleuth",
     redeal=views.redeal,
     variants=variants,
+    # The sleuth peeks, guards and guesses; the random half attacks the guarded seats it
+    # would spare (AttackBlocked).
+    playout=exploring(BOTS["sleuth"], 1, 2),
 )

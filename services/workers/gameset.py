@@ -8,13 +8,10 @@ the module must define GAME.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 
 from services import games as registry
 from services.core.decider import Game
-
-log = logging.getLogger("arbiter.workers")
 
 
 def extra_modules() -> dict[str, str]:
@@ -26,20 +23,22 @@ def extra_modules() -> dict[str, str]:
     return out
 
 
+class BrokenGame(Exception):
+    """A game this process should serve does not import: the process must not start without it."""
+
+
 def game(name: str) -> Game:
-    extra = extra_modules()
-    if name in extra:
-        return importlib.import_module(extra[name]).GAME  # type: ignore[no-any-return]
-    return registry.game(name)
+    module = extra_modules().get(name) or registry.GAME_MODULES.get(name)
+    if module is None:
+        raise KeyError(name)
+    try:
+        return importlib.import_module(module).GAME  # type: ignore[no-any-return]
+    except Exception as e:
+        raise BrokenGame(f"game {name} ({module}) does not import: {e!r}") from e
 
 
-def all_games(names: list[str] | None = None) -> dict[str, Game]:
-    """Every game that imports (a game still being written is left out, with a warning)."""
-    out: dict[str, Game] = {}
-    for name in names or [*registry.GAME_MODULES, *extra_modules()]:
-        try:
-            out[name] = game(name)
-        except Exception:  # noqa: BLE001
-            log.warning("game %s does not import; not served by this worker", name,
-                        exc_info=True)
-    return out
+def all_games() -> dict[str, Game]:
+    """Every game of the registry and of ARBITER_EXTRA_GAMES; one that does not import stops
+    the caller (a worker that left it out would leave its games without AI turns,
+    projections or deadlines, silently)."""
+    return {name: game(name) for name in [*registry.GAME_MODULES, *extra_modules()]}

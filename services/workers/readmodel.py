@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,7 +50,6 @@ from services.core.partitions import PARTITIONS, partition_of, partition_tag
 from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 PREFIX = "arbiter:rm"
-STATUSES = ("active", "finished")
 CREATED_DIGITS = 15
 
 # Where a page starts: after the game created at this time (ms) with this id, newest first.
@@ -156,10 +155,6 @@ def _files(paths: list[str]) -> Iterator[str]:
         for root, folders, names in os.walk(path):
             folders[:] = [f for f in folders if f != "__pycache__"]
             yield from (os.path.join(root, n) for n in names)
-
-
-def status_name(summary: apb.GameSummary) -> str:
-    return "finished" if summary.status == apb.FINISHED else "active"
 
 
 def status_filter(status: int) -> str:
@@ -513,7 +508,3 @@ class MemoryReadModel:
 
     async def close(self) -> None:
         return None
-
-
-def ids_of(summaries: Iterable[apb.GameSummary]) -> list[str]:
-    return [s.game_id for s in summaries]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -65,9 +64,8 @@ def worker_host() -> Host:
         if not url:
             raise RuntimeError("an AI worker needs ARBITER_REDIS_URL (the event store)")
         store = RedisStore(url)
-        # The admin token lets this host act for AI seats; any value works in-process.
-        host = Host(store, gameset.all_games(),
-                    os.environ.get("ARBITER_ADMIN_TOKEN") or secrets.token_hex(16))
+        # AI turns act as the server's own trusted caller: this host needs no admin token.
+        host = Host(store, gameset.all_games())
         host.snapshot_source = snapshot_source(RedisReadModel(store.redis))
         # The next AI seat (AI against AI) is queued too, never played inline, by an app
         # without a result backend: an AI turn has no result, here or anywhere.

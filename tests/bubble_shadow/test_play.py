@@ -36,24 +36,6 @@ def test_random_games_reach_the_end(n: int, options: int) -> None:
         assert 1 <= state.round <= 3
 
 
-def test_every_legal_action_is_accepted_and_replay_matches() -> None:
-    for n, opts in [(3, {"all_special_tokens": True}), (4, {"complacency": True,
-                                                            "all_special_tokens": True})]:
-        state, events = new_game(n, 11, **opts)
-        step = 0
-        while GAME.outcome(state) is None:
-            seat = GAME.to_act(state)[0]
-            legal = GAME.legal_actions(state, seat)
-            for command in legal[:: max(1, len(legal) // 5)]:
-                GAME.decide(state, seat, command, Rng(b"probe", step))  # never raises
-            chosen = Rng(b"pick", step).choice(legal)
-            for event in GAME.decide(state, seat, chosen, Rng(b"go", step)):
-                events.append(event)
-                state = GAME.evolve(state, event)
-            assert GAME.replay(events) == state
-            step += 1
-
-
 def test_greedy_bots_play_the_crown_option_to_the_end() -> None:
     """The greedy bot weighs the Crown's swap only on the counts it applies to."""
     for seed in range(3):

@@ -3,7 +3,8 @@
 Random legal play to the end over many seeds; purity (nothing mutates a state); replay of the
 log equals the state; the same seed gives the same game; malformed and illegal commands are
 rejected and change nothing; no leak (re-deal what a seat cannot see: its view, its legal
-commands and the rules' answers to its commands are unchanged);
+commands and the rules' answers to its commands are unchanged); the last two follow the
+game's playout policy (Game.playout), which gets further into a game than random play;
 export, import and verify round trip, and a tampered log is caught at its line.
 """
 
@@ -22,6 +23,7 @@ from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.host import Caller, Host, StaleVersion
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from tests.conformance.playouts import policy
 
 GAMES = list(registry.GAME_MODULES)
 MAX_COMMANDS = 20_000
@@ -109,7 +111,7 @@ def test_rejected_commands_change_nothing(game: Game) -> None:
             break
         seat = rng.choice(list(game.to_act(state)))
         legal = game.legal_actions(state, seat)
-        command = rng.choice(legal)
+        command = policy(game)(game.view(state, seat), legal, rng)
         new = game.decide(state, seat, command, Rng(b"s", step + 1))
         after = state
         for e in new:
@@ -175,7 +177,7 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
                         f"seat {seat} is answered differently in worlds it cannot tell apart")
                 checked += 1
         seat = rng.choice(list(game.to_act(state)))
-        command = rng.choice(game.legal_actions(state, seat))
+        command = policy(game)(game.view(state, seat), game.legal_actions(state, seat), rng)
         for e in game.decide(state, seat, command, Rng(b"s", step + 1)):
             state = game.evolve(state, e)
     assert checked > 0
@@ -206,7 +208,8 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                 if game.outcome(real) is not None or game.outcome(other) is not None:
                     break
                 actor = chooser.choice(list(game.to_act(real)))
-                command = chooser.choice(game.legal_actions(real, actor))
+                command = policy(game)(game.view(real, actor), game.legal_actions(real, actor),
+                                       chooser)
                 rng_version = Rng(b"feed-%d" % seed, version)
                 mine = game.decide(real, actor, command, rng_version)
                 try:

@@ -17,6 +17,7 @@ from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from tests.conformance.playouts import tables
 from tests.conformance.test_conformance import check_no_leak_in_feed, check_no_leak_in_views
 
 SEEDS = range(3)
@@ -24,17 +25,7 @@ MAX_COMMANDS = 20_000
 REPLAYS = 40
 
 
-def tables() -> list[tuple[str, Variant]]:
-    """Each game's default table, then the variants it supplies."""
-    out = []
-    for name in registry.GAME_MODULES:
-        game = registry.game(name)
-        out.append((name, Variant("default", game.seat_count, game.pb.Options())))
-        out += [(name, v) for v in (game.variants() if game.variants else [])]
-    return out
-
-
-TABLES = tables()
+TABLES = [(name, variant) for name in registry.GAME_MODULES for variant in tables(name)]
 IDS = [f"{name}: {variant.name}" for name, variant in TABLES]
 # The variants of games that hide something (the default tables have their own leak tests).
 HIDDEN = [(n, v) for n, v in TABLES if v.name != "default" and registry.game(n).redeal]
@@ -50,14 +41,13 @@ def every_viewer(variant: Variant) -> list[int | None]:
     return [None, *range(variant.seats)]
 
 
-def test_every_game_supplies_variants_except_eila() -> None:
-    """The games whose folders this suite's authors own name their variants; Eila may add its
-    own (services/eila is another team's)."""
-    missing = [g.name for g in registry.all_games() if g.variants is None]
-    assert missing == ["eila"]
+def test_every_game_supplies_variants_and_a_playout() -> None:
+    for game in registry.all_games():
+        assert game.variants is not None and game.playout is not None, game.name
     for name, variant in TABLES:
         game = registry.game(name)
         assert game.min_seats <= variant.seats <= game.max_seats, (name, variant.name)
+        game.setup(variant.options, seats(variant), Rng(b"variant", 0))
 
 
 @pytest.mark.parametrize("name,variant", TABLES, ids=IDS)

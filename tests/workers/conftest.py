@@ -1,8 +1,7 @@
-"""Fixtures for the workers' tests: the toy game (and Bubblee Pop once it exists), stores."""
+"""Fixtures for the workers' tests: the toy game and Bubblee Pop, stores."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -15,26 +14,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from services import games as registry  # noqa: E402
 from services.core.decider import Game, Rng  # noqa: E402
 from services.core.host import Caller, Host  # noqa: E402
 from services.core.store import MemoryStore, Store  # noqa: E402
 from tests.conftest import REDIS_URL  # noqa: E402
 from tests.workers.toygame import GAME as TOY  # noqa: E402
 
-HAVE_BUBBLEE = importlib.util.find_spec("services.bubblee") is not None and os.path.exists(
-    os.path.join(ROOT, "services", "bubblee", "__init__.py"))
-
 
 def served_games() -> dict[str, Game]:
-    games: dict[str, Game] = {"toy": TOY}
-    if HAVE_BUBBLEE:
-        try:
-            from services import games as registry
-
-            games["bubblee"] = registry.game("bubblee")
-        except Exception:  # noqa: BLE001 - Bubblee is still being written
-            pass
-    return games
+    return {"toy": TOY, "bubblee": registry.game("bubblee")}
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from services.core.server import Config, build
 from services.core.store import MemoryStore
 from services.workers.simulate import Plan, play_one, run, wilson
-from tests.workers.conftest import HAVE_BUBBLEE, TOY
+from tests.workers.conftest import TOY
 
 os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
 
@@ -85,7 +85,6 @@ def test_bad_plans_are_refused_with_a_reason() -> None:
         run(Plan("toy", 10, ["perfect"]))
 
 
-@pytest.mark.skipif(not HAVE_BUBBLEE, reason="Bubblee Pop is not there yet")
 def test_bubblee_reports_its_cascade_depth_histogram() -> None:
     report = run(Plan("bubblee", 6, ["greedy", "random"], seed="b"))
     assert report["finished"] == 6
