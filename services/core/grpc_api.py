@@ -384,8 +384,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
             if redacted is not None:
                 redacted.version = e.version
                 events.append(redacted)
-        view = game.view(result.state, result.seat)
-        view.version = result.state_version
+        view = host.view_of(await host.load(request.game_id), result.seat, result.state,
+                            result.state_version)
         return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
