@@ -86,8 +86,8 @@ def eila(view: Any, colour: bool = True) -> str:
     lines = [f"chapter {view.chapter}: {view.chapter_title}; day {view.day}, HP {view.hp}/"
              f"{view.max_hp}, {view.phase}"]
     if view.storage:
-        lines.append("storage: " + ", ".join(f"{n} {r}" for r, n in sorted(view.storage.items())
-                                             if n))
+        lines.append("storage: " + (", ".join(f"{n} {r}" for r, n in sorted(view.storage.items())
+                                              if n) or "empty"))
     if view.goal.text:
         lines.append(f"goal: {view.goal.text}")
     for kind, held in (("items", view.item_cards), ("support cards", view.support_cards),

@@ -19,6 +19,7 @@ from services import games as registry
 from services.cli.boards import BOARDS
 from services.core import log as gamelog
 from services.core.decider import Game, Outcome, RuleError, Seat
+from services.core.happened import named
 from services.core.host import Caller, Host
 from services.core.server import Config, ConfigError, in_process_ai
 from services.core.server import serve as serve_forever
@@ -111,10 +112,46 @@ def _text(message: Any) -> str:
     return text_format.MessageToString(message, as_one_line=True)
 
 
+def _fields_words(message: Any) -> str:
+    """A message's fields in words: "card siege, target 1" (zeros too: "option 0")."""
+    parts = []
+    for fd in message.DESCRIPTOR.fields:
+        value = getattr(message, fd.name)
+        name = fd.name.replace("_", " ")
+        if fd.is_repeated:
+            if value and fd.message_type is None:
+                shown = [named(_enum(fd), v)
+                         if fd.enum_type else str(v) for v in value]
+                parts.append(f"{name} {', '.join(shown)}")
+            elif value:
+                parts.append(f"{name} [{'; '.join(_fields_words(v) for v in value)}]")
+        elif fd.message_type is not None:
+            if message.HasField(fd.name):
+                parts.append(f"{name} ({_fields_words(value)})")
+        elif fd.has_presence and not message.HasField(fd.name):
+            continue
+        elif fd.enum_type is not None:
+            if value:
+                parts.append(f"{name} {named(_enum(fd), value)}")
+        elif fd.type == fd.TYPE_BOOL:
+            if value:
+                parts.append(name)
+        elif value != "" or fd.type != fd.TYPE_STRING:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
+def _enum(fd: Any) -> Any:
+    """The enum wrapper of a field's enum type (for its value names)."""
+    from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+    return EnumTypeWrapper(fd.enum_type)
+
+
 def _command_words(command: Any, view: Any = None) -> str:
-    """A command as its kind and its fields: "play pact: card: 12 mortal: 2"."""
+    """A command as its kind and its fields: "play: card siege, target 1"."""
     kind = command.WhichOneof("kind") or "nothing"
-    inner = _text(getattr(command, kind)) if kind != "nothing" else ""
+    inner = _fields_words(getattr(command, kind)) if kind != "nothing" else ""
     return kind.replace("_", " ") + (f": {inner}" if inner else "")
 
 
@@ -349,8 +386,8 @@ def replay(args: argparse.Namespace) -> Any:
                 event = gamelog.game_event(game, entry)
                 state = game.evolve(state, event)
                 said = event_words(game, event, args.seat)
-                if said:
-                    print(f"v{entry.version}: {said}")
+                kind = event.WhichOneof("kind") or "event"
+                print(f"v{entry.version}: {said or kind.replace('_', ' ')}")
             elif body == "finished":
                 o = entry.finished.outcome
                 outcome = Outcome(tuple(o.winners), tuple(o.scores), o.reason)
