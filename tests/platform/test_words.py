@@ -252,3 +252,36 @@ async def test_a_log_recorded_without_seat_presence_still_verifies() -> None:
         old.append(entry)
     assert stripped > 0, "some events held an explicit seat 0"
     gamelog.verify(game, old)
+
+
+# ---- Eila readable -----------------------------------------------------------------------------
+
+
+def test_eila_names_what_the_player_holds_and_opens_each_chapter() -> None:
+    game = registry.game("eila")
+    view = game.view(game.replay(game.setup(game.pb.Options(), [Seat("eila")], Rng(b"e", 0))),
+                     0)
+    assert view.chapter_title and view.prologue
+    later = game.view(game.replay(game.setup(game.pb.Options(first_chapter=1), [Seat("eila")],
+                                             Rng(b"e", 0))), 0)
+    assert later.chapter_title == "The Crow's Hoard" and later.prologue.startswith("The crow")
+    held = 0
+    bot = game.bots["greedy"]
+    for seed in range(4):
+        state = game.replay(game.setup(game.pb.Options(first_chapter=seed % 3),
+                                       [Seat("eila")], Rng(b"h-%d" % seed, 0)))
+        for step in range(300):
+            if game.outcome(state) is not None:
+                break
+            view = game.view(state, 0)
+            for ids, cards in ((view.items, view.item_cards),
+                               (view.supports, view.support_cards),
+                               (view.habits, view.habit_cards)):
+                assert [c.id for c in cards] == list(ids)
+                for card in cards:
+                    assert card.title and card.title != card.id and card.text, card
+                    held += 1
+            command = bot(view, game.legal_actions(state, 0), Rng(b"b-%d" % seed, step))
+            for e in game.decide(state, 0, command, Rng(b"h-%d" % seed, step + 1)):
+                state = game.evolve(state, e)
+    assert held > 0, "a campaign holds an item, a support card or a habit"
