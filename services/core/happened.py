@@ -46,9 +46,9 @@ class Noted:
 class Journal:
     """The recent events of one game, fed with log entries in order."""
 
-    def __init__(self, game: Any) -> None:
+    def __init__(self, game: Any, keep: int | None = JOURNAL) -> None:
         self.game = game
-        self.noted: deque[Noted] = deque(maxlen=JOURNAL)
+        self.noted: deque[Noted] = deque(maxlen=keep)
         self._batch, self._actor = 0, None  # of the entries being fed
 
     def feed(self, entry: apb.LogEntry, event: Any = None) -> None:
@@ -70,6 +70,29 @@ class Journal:
 
     def clear(self) -> None:
         self.noted.clear()
+
+
+def journal_of(game: Any, entries: Sequence[apb.LogEntry], upto: int) -> list[Noted]:
+    """The journal a server following the game would hold at version `upto` (its last
+    JOURNAL events), read from the log: for a view of an earlier version (Replay)."""
+    start = max(0, upto - JOURNAL)
+    while start > 0 and not (entries[start].HasField("command")
+                             or entries[start].WhichOneof("body") == "started"):
+        start -= 1  # from its batch's first entry, which names who acted
+    journal = Journal(game)
+    journal.feed_all(entries[start:upto])
+    return list(journal.noted)
+
+
+def merged(noted: Sequence[Noted], game: Any, entries: Iterable[tuple[apb.LogEntry, Any]]
+           ) -> list[Noted]:
+    """`noted` and the events of `entries` (a stream's catch-up) it lacks, by version."""
+    extra = Journal(game, keep=None)
+    for entry, event in entries:
+        extra.feed(entry, event)
+    known = {n.version for n in noted}
+    return sorted([*noted, *(n for n in extra.noted if n.version not in known)],
+                  key=lambda n: n.version)
 
 
 def happened(describe: Callable[[Any, int | None], str | None], noted: Sequence[Noted],
@@ -157,21 +180,50 @@ def _probe(message: Any) -> None:
             setattr(message, fd.name, _filler(fd))
 
 
+def _shape(message: Any) -> tuple[Any, ...]:
+    """What a redaction may decide on: which messages are set (and how many of a list), and
+    the fields with presence (seats); not the values it hides."""
+    out: list[Any] = []
+    for fd, value in message.ListFields():
+        if fd.message_type is not None:
+            if not fd.is_repeated:
+                out.append((fd.number, _shape(value)))
+            elif not fd.message_type.GetOptions().map_entry:
+                out.append((fd.number, tuple(_shape(v) for v in value)))
+        elif fd.has_presence:
+            out.append((fd.number, value))
+    return tuple(out)
+
+
+PATHS_KEPT = 4096  # hidden-path lists remembered per game (one per event shape and seat)
+
+
 def marked(redact: Callable[[Any, int | None], Any]) -> Callable[[Any, int | None], Any]:
     """A game's redact that names, in the event's `hidden`, every field it hides from the
     seat (found on a probe, so the list depends on the event's kind and seats only)."""
+    known: dict[tuple[Any, ...], list[str]] = {}
+
+    def hidden_paths(event: Any, seat: int | None) -> list[str]:
+        key = (seat, _shape(event))
+        paths = known.get(key)
+        if paths is None:
+            probe = type(event)()
+            probe.CopyFrom(event)
+            _probe(probe)
+            cleared = redact(probe, seat)
+            paths = [p for p in cleared_paths(probe, cleared) if p != "hidden"] \
+                if cleared is not None else []
+            if len(known) >= PATHS_KEPT:
+                known.clear()
+            known[key] = paths
+        return paths
 
     def redact_marked(event: Any, seat: int | None) -> Any:
         shown = redact(event, seat)
         if shown is None or shown is event:
             return shown
-        probe = type(event)()
-        probe.CopyFrom(event)
-        _probe(probe)
-        cleared = redact(probe, seat)
-        paths = cleared_paths(probe, cleared) if cleared is not None else []
         del shown.hidden[:]
-        shown.hidden.extend(p for p in paths if p != "hidden")
+        shown.hidden.extend(hidden_paths(event, seat))
         return shown
 
     redact_marked.__wrapped__ = redact  # type: ignore[attr-defined]

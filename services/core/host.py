@@ -22,7 +22,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
-from services.core.happened import JOURNAL, Journal, tell
+from services.core.happened import JOURNAL, Journal, Noted, journal_of, tell
 from services.core.metrics import METRICS
 from services.core.offload import CpuPool
 from services.core.store import Conflict, Store
@@ -497,10 +497,12 @@ class Host:
     # ---- reading -----------------------------------------------------------------------
 
     def view_of(self, loaded: Loaded, seat: int | None, state: Any = None,
-                version: int | None = None) -> Any:
+                version: int | None = None, noted: Sequence[Noted] | None = None) -> Any:
+        """`seat`'s view of the game now (or of `state` at `version`), with what happened
+        since the seat last acted (from `noted`, else the game's journal)."""
         view = loaded.game.view(loaded.state if state is None else state, seat)
         view.version = loaded.version if version is None else version
-        tell(loaded.game, view, loaded.said.noted, seat)
+        tell(loaded.game, view, loaded.said.noted if noted is None else noted, seat)
         return view
 
     async def history(self, game_id: str) -> tuple[Loaded, list[apb.LogEntry]]:
@@ -508,6 +510,12 @@ class Host:
         return loaded, gamelog.decode(await self.store.read(game_id))
 
     async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:
+        loaded, state, version, _ = await self.replay_with_journal(game_id, version)
+        return loaded, state, version
+
+    async def replay_with_journal(self, game_id: str, version: int
+                                  ) -> tuple[Loaded, Any, int, list[Noted]]:
+        """The game at `version`, and the journal a server held then (View.happened)."""
         loaded, entries = await self.history(game_id)
         if not 0 <= version <= len(entries):
             raise MalformedCommand("BAD_VERSION", f"replay to a version from 1 to "
@@ -515,7 +523,7 @@ class Host:
         version = version or len(entries)
         version = max(version, entries[0].batch_size or 1)  # the game exists once set up
         state = await self.cpu.run(replay_entries, loaded.game, entries[:version])
-        return loaded, state, version
+        return loaded, state, version, journal_of(loaded.game, entries, version)
 
     # ---- forks and imports ---------------------------------------------------------------
 

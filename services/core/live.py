@@ -27,7 +27,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game
-from services.core.happened import Journal, Noted, tell
+from services.core.happened import Journal, Noted, merged, tell
 from services.core.host import Host, Loaded
 from services.core.store import MemoryStore
 
@@ -206,6 +206,8 @@ def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
                    noted: Sequence[Noted] = ()) -> list[bytes]:
     """Watch: one Update per entry the seat may see, each with the view after it."""
     out = []
+    if steps and game.describe is not None:  # a catch-up may reach back before the journal
+        noted = merged(noted, game, ((step.entry, step.event) for step in steps))
     for step in steps:
         update = _update(game, step, seat)
         if update is not None:
