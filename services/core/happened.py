@@ -97,18 +97,27 @@ def merged(noted: Sequence[Noted], game: Any, entries: Iterable[tuple[apb.LogEnt
 
 def happened(describe: Callable[[Any, int | None], str | None], noted: Sequence[Noted],
              seat: int | None, version: int) -> list[str]:
-    """The descriptions for `seat` of the events after its last command, up to `version`."""
-    upto = [n for n in noted if n.version <= version]
-    if not upto:
-        return []
-    if seat is None:
-        last_batch = upto[-1].batch
-        since = [n for n in upto if n.batch == last_batch]
-    else:
-        own = [i for i, n in enumerate(upto) if n.actor == seat]
-        since = upto[own[-1] + 1:] if own else upto
-    said = [text for text in (n.words(describe, seat) for n in since) if text]
-    return said[-SAID:]
+    """The descriptions for `seat` of the events after its last command, up to `version`
+    (a spectator: the events of the last command), the latest SAID of them, oldest first."""
+    said: list[str] = []
+    batch = None
+    for n in reversed(noted):  # from the latest back to the seat's own last command
+        if n.version > version:
+            continue
+        if seat is None:
+            if batch is None:
+                batch = n.batch
+            elif n.batch != batch:
+                break
+        elif n.actor == seat:
+            break
+        text = n.words(describe, seat)
+        if text:
+            said.append(text)
+            if len(said) == SAID:
+                break
+    said.reverse()
+    return said
 
 
 def tell(game: Any, view: Any, noted: Sequence[Noted], seat: int | None) -> None:
