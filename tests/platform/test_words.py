@@ -172,6 +172,12 @@ def test_seat_zero_is_printed_in_json_and_text() -> None:
     assert back.identity_looked.HasField("seat") and back.identity_looked.seat == 0
     assert not mb.Event(identity_looked=mb.IdentityLooked(target=2)).identity_looked.HasField(
         "seat")
+    # The seat of a token and of legal commands, too.
+    from arbiter.v1 import arbiter_pb2 as apb
+
+    assert json_format.MessageToDict(apb.SeatToken(seat=0, token="t")) == {"seat": 0,
+                                                                             "token": "t"}
+    assert "seat: 0" in text_format.MessageToString(mb.LegalActions(version=3, seat=0))
 
 
 def test_the_rules_give_seat_zero_its_presence(game: Game) -> None:
