@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-PROTOS := $(shell find protos -name '*.proto')
+PROTOS := $(shell find protos/arbiter -name '*.proto')
 GEN_STAMP := gen/.stamp
 # The buf CLI, for the tests' lint and breaking-change checks of protos/ (tests/conformance/
 # test_protos.py): from the npm registry into .tools/, pinned. Without npm or the registry the
@@ -23,8 +23,9 @@ $(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 
 $(GEN_STAMP): $(STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
-	@# google/rpc/status.proto (Play answers) comes with googleapis-common-protos.
-	$(PY) -m grpc_tools.protoc -I protos -I $$($(PY) -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))') --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
+	@# protos/google/rpc (error details, Play answers) is imported, not generated: Python
+	@# has it from googleapis-common-protos.
+	$(PY) -m grpc_tools.protoc -I protos --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
 	touch $@
 
 protos: $(GEN_STAMP)

@@ -7,7 +7,9 @@ from arbiter.bubblee.v1 import bubblee_pb2
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
+from services.bubblee.render import describe_event
 from services.core.decider import Game, Variant, exploring
+from services.core.happened import marked
 
 
 def variants() -> list[Variant]:
@@ -34,7 +36,8 @@ GAME: Game[rules.State] = Game(
     decide=rules.decide,
     evolve=rules.evolve,
     view=rules.view,
-    redact=rules.redact,
+    redact=marked(rules.redact),
+    describe=describe_event,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

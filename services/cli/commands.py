@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -15,8 +16,10 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from google.protobuf import text_format
 
 from services import games as registry
+from services.cli.boards import BOARDS
 from services.core import log as gamelog
-from services.core.decider import Game, Seat
+from services.core.decider import Game, Outcome, RuleError, Seat
+from services.core.happened import named
 from services.core.host import Caller, Host
 from services.core.server import Config, ConfigError, in_process_ai
 from services.core.server import serve as serve_forever
@@ -96,68 +99,224 @@ async def migrate_store(args: argparse.Namespace) -> int:
 
 
 def renderer(game: Game) -> Any:
-    """The game's terminal drawing (services/<game>/render.py), or the view as text."""
+    """The game's terminal drawing (services/<game>/render.py, else services/cli/boards.py),
+    or the view as text."""
     try:
-        module = importlib.import_module(f"services.{game.name}.render")
-        return module.render
-    except ImportError:
-        return lambda view, colour=True: text_format.MessageToString(view)
+        return importlib.import_module(f"services.{game.name}.render").render
+    except (ImportError, AttributeError):
+        pass
+    return BOARDS.get(game.name) or (lambda view, colour=True: text_format.MessageToString(view))
 
 
 def _text(message: Any) -> str:
     return text_format.MessageToString(message, as_one_line=True)
 
 
+def _fields_words(message: Any) -> str:
+    """A message's fields in words: "card siege, target 1" (zeros too: "option 0")."""
+    parts = []
+    for fd in message.DESCRIPTOR.fields:
+        value = getattr(message, fd.name)
+        name = fd.name.replace("_", " ")
+        if fd.is_repeated:
+            if value and fd.message_type is None:
+                shown = [named(_enum(fd), v)
+                         if fd.enum_type else str(v) for v in value]
+                parts.append(f"{name} {', '.join(shown)}")
+            elif value:
+                parts.append(f"{name} [{'; '.join(_fields_words(v) for v in value)}]")
+        elif fd.message_type is not None:
+            if message.HasField(fd.name):
+                parts.append(f"{name} ({_fields_words(value)})")
+        elif fd.has_presence and not message.HasField(fd.name):
+            continue
+        elif fd.enum_type is not None:
+            if value:
+                parts.append(f"{name} {named(_enum(fd), value)}")
+        elif fd.type == fd.TYPE_BOOL:
+            if value:
+                parts.append(name)
+        elif value != "" or fd.type != fd.TYPE_STRING:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
+def _enum(fd: Any) -> Any:
+    """The enum wrapper of a field's enum type (for its value names)."""
+    from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+    return EnumTypeWrapper(fd.enum_type)
+
+
+def _command_words(command: Any, view: Any = None) -> str:
+    """A command as its kind and its fields: "play: card siege, target 1"."""
+    kind = command.WhichOneof("kind") or "nothing"
+    inner = _fields_words(getattr(command, kind)) if kind != "nothing" else ""
+    return kind.replace("_", " ") + (f": {inner}" if inner else "")
+
+
 def describer(game: Game) -> Any:
     """The game's words for a command (render.describe(command, view=None)), or the command
-    as text."""
+    as its kind and fields."""
     try:
         return importlib.import_module(f"services.{game.name}.render").describe
     except (ImportError, AttributeError):
-        return lambda command, view=None: _text(command)
+        return _command_words
+
+
+def event_words(game: Game, event: Any, seat: int | None) -> str | None:
+    """An event as the game describes it for `seat`, else as text."""
+    if game.describe is not None:
+        return game.describe(event, seat)
+    return _text(event)
+
+
+def result_words(outcome: Outcome, seats: list[Seat], me: int = 0) -> str:
+    """How the game ended, in words, for seat `me`."""
+    if not outcome.winners:
+        text = "Nobody won"
+    elif me in outcome.winners:
+        others = [seats[w].name for w in outcome.winners if w != me]
+        text = "You won" + (f" with {', '.join(others)}" if others else "")
+    else:
+        text = ", ".join(f"{seats[w].name} (seat {w})" for w in outcome.winners) + " won"
+    if outcome.scores:
+        text += "; scores " + ", ".join(f"seat {i}: {s}" for i, s in enumerate(outcome.scores))
+    return text + (f" ({outcome.reason})." if outcome.reason else ".")
 
 
 # ---- play ---------------------------------------------------------------------------------
 
 
-async def play(args: argparse.Namespace) -> int:
+class Quit(Exception):
+    """The player left: q, end of input (Ctrl-D) or Ctrl-C."""
+
+
+def ask(prompt: str) -> str:
+    try:
+        answer = input(prompt).strip()
+    except (EOFError, KeyboardInterrupt):
+        raise Quit from None
+    if answer.lower() in {"q", "quit", "exit"}:
+        raise Quit
+    return answer
+
+
+MENU = 9  # up to this many commands are listed at once; more are grouped by kind first
+
+
+def choose(legal: list[Any], words: Callable[[Any], str]) -> Any:
+    """Ask for one of the legal commands: directly when few, else a kind, then one of it."""
+    options = legal
+    if len(legal) > MENU:
+        kinds: dict[str, list[Any]] = {}
+        for c in legal:
+            kinds.setdefault(c.WhichOneof("kind") or "nothing", []).append(c)
+        if len(kinds) > 1:
+            names = list(kinds)
+            for i, name in enumerate(names):
+                print(f"  {i}. {name.replace('_', ' ')} ({len(kinds[name])})")
+            picked = _pick(len(names), "what kind of move> ")
+            if picked is None:
+                return None
+            options = kinds[names[picked]]
+    start = 0
+    while True:  # pages of MENU commands, the last choice turning the page
+        page = options[start:start + MENU]
+        for i, c in enumerate(page):
+            print(f"  {i}. {words(c)}")
+        rest = len(options) - start - len(page)
+        if rest:
+            print(f"  {len(page)}. more ({rest} others)")
+        picked = _pick(len(page) + (1 if rest else 0), "your move> ")
+        if picked is None:
+            return None
+        if picked < len(page):
+            return page[picked]
+        start += MENU
+
+
+def _pick(n: int, prompt: str) -> int | None:
+    answer = ask(prompt)
+    if not answer.isdigit() or not int(answer) < n:
+        print(f"pick a number from 0 to {n - 1} (q to quit)")
+        return None
+    return int(answer)
+
+
+def play(args: argparse.Namespace) -> Any:
+    """`arbiter play GAME`: you at seat 0 against the game's bots, in the terminal."""
+    try:
+        return asyncio.run(_play(args))
+    except (Quit, KeyboardInterrupt):  # Ctrl-C while the bots play: leave quietly
+        print("\nbye")
+        return 0
+
+
+async def _play(args: argparse.Namespace) -> int:
     game = registry.game(args.game)
+    bot = args.bot or game.default_bot
+    if bot not in game.bots:
+        print(f"no bot {bot!r}; choose one of {', '.join(sorted(game.bots))}")
+        return 2
+    options = game.pb.Options()
+    players = args.players or game.seat_count
+    if args.level:
+        if game.name != "bubblee":
+            print("--level is for Bubblee Pop's solo levels")
+            return 2
+        options.solo_level, players = args.level, 1
+    if not game.min_seats <= players <= game.max_seats:
+        print(f"{game.title} takes {game.min_seats} to {game.max_seats} players")
+        return 2
+    seats = [Seat("you")] + [Seat(f"{bot} {i}", "ai", bot) for i in range(1, players)]
     host = Host(MemoryStore(), {game.name: game})
     host.ai_dispatch = in_process_ai
-    if args.bot not in game.bots:
-        print(f"no bot {args.bot!r}; choose one of {', '.join(sorted(game.bots))}")
-        return 2
-    seats = [Seat("you"), Seat(args.bot, "ai", args.bot)]
-    game_id, tokens, commitment, _ = await host.create(game.name, seats, game.pb.Options())
+    game_id, tokens, commitment, _ = await host.create(game.name, seats, options)
     me = Caller(token=tokens[0])
     draw, describe = renderer(game), describer(game)
-    print(f"{game.title}: you are seat 0 against the {args.bot} bot. Seed commitment "
-          f"{commitment[:16]}...  (q to quit)")
-    while True:
-        await asyncio.sleep(0.05)  # let the bot's turn land
+    against = f"against {players - 1} {bot} bot(s)" if players > 1 else "solo"
+    print(f"{game.title}, {against}: you are seat 0. Seed commitment {commitment[:16]}... "
+          "(q, Ctrl-D or Ctrl-C to quit)")
+    chapter = None
+    try:
+        while True:
+            loaded = await _when_mine(host, game, game_id)
+            view = host.view_of(loaded, 0)
+            if game.name == "eila" and view.chapter_title and view.chapter != chapter:
+                chapter = view.chapter
+                print(f"\n== Chapter {view.chapter}: {view.chapter_title} ==\n{view.prologue}\n")
+            if view.happened:
+                print("what happened:\n" + "\n".join(f"  - {h}" for h in view.happened))
+            print(draw(view, colour=not args.no_colour))
+            if loaded.finished:
+                print("Game over. " + result_words(game.outcome(loaded.state), seats))
+                return 0
+            legal = game.legal_actions(loaded.state, 0)
+            command = choose(legal, lambda c, v=view: describe(c, v))
+            if command is None:
+                continue
+            try:
+                done = await host.act(game_id, me, command, f"cli-{loaded.version}",
+                                      loaded.version)
+            except RuleError as e:
+                print("refused:", e.message)
+                continue
+            said = [w for w in (event_words(game, e, 0) for e in done.events) if w]
+            print("after your move:\n" + "\n".join(f"  - {w}" for w in said) if said else "")
+    except Quit:
+        print("bye")
+        return 0
+
+
+async def _when_mine(host: Host, game: Game, game_id: str) -> Any:
+    """The game once it is seat 0's turn or over (the bots play meanwhile)."""
+    for _ in range(6000):
         loaded = await host.load(game_id)
-        print(draw(host.view_of(loaded, 0), colour=not args.no_colour))
-        if loaded.finished:
-            outcome = game.outcome(loaded.state)
-            print("Game over:", outcome)
-            return 0
-        if 0 not in game.to_act(loaded.state):
-            continue
-        legal = game.legal_actions(loaded.state, 0)
-        view = host.view_of(loaded, 0)
-        for i, c in enumerate(legal):
-            print(f"  {i:3d}  {describe(c, view)}")
-        choice = input("your move> ").strip()
-        if choice in {"q", "quit"}:
-            return 0
-        if not choice.isdigit() or int(choice) >= len(legal):
-            print("pick a number from the list")
-            continue
-        try:
-            await host.act(game_id, me, legal[int(choice)], f"cli-{loaded.version}",
-                           loaded.version)
-        except Exception as e:  # noqa: BLE001 - show the rule's sentence and go on
-            print("refused:", e)
+        if loaded.finished or 0 in game.to_act(loaded.state):
+            return loaded
+        await asyncio.sleep(0.01)
+    raise RuntimeError("the bots did not finish their turns within a minute")
 
 
 # ---- logs ---------------------------------------------------------------------------------
@@ -210,6 +369,7 @@ def replay(args: argparse.Namespace) -> Any:
     game = registry.game(name)
     entries = gamelog.from_json_lines(game, lines)
     draw, describe = renderer(game), describer(game)
+    seats = gamelog.seats_from_pb(entries[0].started.seats)
     last = min(args.to, len(entries)) if args.to else len(entries)
     state: Any = None
     for batch in gamelog.batches(entries):
@@ -225,16 +385,23 @@ def replay(args: argparse.Namespace) -> Any:
             if body == "event":
                 event = gamelog.game_event(game, entry)
                 state = game.evolve(state, event)
-                print(f"v{entry.version}: {_text(event)}")
+                said = event_words(game, event, args.seat)
+                kind = event.WhichOneof("kind") or "event"
+                print(f"v{entry.version}: {said or kind.replace('_', ' ')}")
             elif body == "finished":
-                print(f"v{entry.version}: game over: {_text(entry.finished.outcome)}")
+                o = entry.finished.outcome
+                outcome = Outcome(tuple(o.winners), tuple(o.scores), o.reason)
+                print(f"v{entry.version}: game over. {result_words(outcome, seats, args.seat)}")
         shown = min(batch.last_version, last)
         if state is not None and (not args.to or shown == last):
-            view = game.view(state, None)
+            view = game.view(state, args.seat)
             view.version = shown
             print(draw(view, colour=not args.no_colour))
             if not args.all and not args.to and sys.stdin.isatty():
-                if input("enter: next, q: quit> ").strip() == "q":
+                try:
+                    if ask("enter: next, q: quit> ") == "q":
+                        return 0
+                except Quit:
                     return 0
         if shown == last:
             break

@@ -9,6 +9,7 @@ import sys
 
 from services.cli import commands
 from services.core.startup import CannotStart
+from services.games import GAME_MODULES
 from services.workers.cli import add_parsers as add_worker_parsers
 
 
@@ -20,9 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the games over gRPC (configured by ARBITER_*)")
     serve.add_argument("--games", default="", help="comma-separated games (default: all)")
 
-    play = sub.add_parser("play", help="play a game in the terminal against a bot")
-    play.add_argument("game", choices=["bubblee"])
-    play.add_argument("--bot", default="greedy", help="the opponent's bot")
+    play = sub.add_parser("play", help="play a game in the terminal against its bots")
+    play.add_argument("game", choices=sorted(GAME_MODULES))
+    play.add_argument("--bot", default="", help="the other seats' bot (default: the game's)")
+    play.add_argument("--players", type=int, default=0,
+                      help="seats at the table, yours included (default: the game's standard)")
+    play.add_argument("--level", type=int, default=0, help="Bubblee Pop: a solo level (1-20)")
     play.add_argument("--no-colour", action="store_true")
 
     replay = sub.add_parser("replay", help="step through a log file or a stored game")
@@ -33,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--to", type=int, default=0, help="show the game at this version")
     replay.add_argument("--all", action="store_true", help="print every step, no prompt")
     replay.add_argument("--no-colour", action="store_true")
+    replay.add_argument("--seat", type=int, default=None,
+                        help="describe and draw the game as this seat sees it (default: a "
+                        "spectator)")
 
     verify = sub.add_parser("verify", help="re-run a log and check every event and the seed")
     verify.add_argument("source", help="a JSON Lines log file, or a game id on the server")
@@ -68,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     except CannotStart as e:
         print(f"arbiter {args.command}: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: no traceback
+        print(file=sys.stderr)
+        return 130
     return int(result or 0)
 
 

@@ -8,6 +8,7 @@ clock and draw no global randomness; the host around them loads, stores and serv
     evolve(state, event)            -> the next state (total, deterministic, no randomness)
     view(state, seat)               -> what one seat (or a spectator, seat None) may see
     redact(event, seat)             -> what that seat may see of an event (None: nothing)
+    describe(event, seat)           -> the event in words for that seat (None: nothing to say)
     to_act(state)                   -> the seats that may act now
     legal_actions(state, seat)      -> ready-to-send commands for that seat
     outcome(state)                  -> the result once the game is over, else None
@@ -242,6 +243,10 @@ class Game(Generic[S]):
     # bot whose games reach the rules. Random play can end every game before most of them
     # (a wrong proclamation, a campaign abandoned at once). None: any legal command.
     playout: Bot | None = None
+    # An event in words for one seat (or a spectator), from what redact leaves that seat:
+    # "seat 2 stole a card from you". None: the seat is told nothing of it. Views carry the
+    # descriptions of what happened since the seat last acted (View.happened).
+    describe: Callable[[Message, int | None], str | None] | None = None
 
     @property
     def seat_count(self) -> int:

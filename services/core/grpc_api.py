@@ -384,8 +384,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
             if redacted is not None:
                 redacted.version = e.version
                 events.append(redacted)
-        view = game.view(result.state, result.seat)
-        view.version = result.state_version
+        view = host.view_of(await host.load(request.game_id), result.seat, result.state,
+                            result.state_version)
         return pb.ActResponse(version=result.version, events=events, view=view)
 
     async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
@@ -625,10 +625,11 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                      ) -> apb.ReplayResponse:
         _need_game_id(request.game_id)
         await host.check_visible(await host.load(request.game_id), _caller(context, None))
-        loaded, state, version = await host.replay_to(request.game_id, request.version)
+        loaded, state, version, noted = await host.replay_with_journal(request.game_id,
+                                                                      request.version)
         seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
         packed = any_pb2.Any()
-        packed.Pack(host.view_of(loaded, seat, state, version))
+        packed.Pack(host.view_of(loaded, seat, state, version, noted))
         return apb.ReplayResponse(version=version, view=packed)
 
     async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext

@@ -22,6 +22,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
+from services.core.happened import JOURNAL, Journal, Noted, journal_of, tell
 from services.core.metrics import METRICS
 from services.core.offload import CpuPool
 from services.core.store import Conflict, Store
@@ -108,6 +109,10 @@ class Loaded:
     forked_from: str = ""  # "<parent id>@<version>" for a fork
     ancestors_over: bool = False  # once every game it was forked from is over (it stays so)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    said: Journal = field(init=False)  # the recent events, for View.happened
+
+    def __post_init__(self) -> None:
+        self.said = Journal(self.game)
 
 
 @dataclass(frozen=True)
@@ -221,6 +226,7 @@ class Host:
         loaded = Loaded(game, game_id, list(seats), seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
                         appended.last_version, False)
+        loaded.said.feed_all(entries)
         self._remember(loaded)
         self._hand_to_ai(loaded)
         return game_id, tokens, started.seed_commitment, appended.last_version
@@ -252,6 +258,10 @@ class Host:
                 None, 0, False, started.forked_from)
             if snap:
                 loaded.version, loaded.state, loaded.finished = snap
+                # The events just before the snapshot, for what each seat is told happened.
+                start = max(0, snap[0] - JOURNAL)
+                loaded.said.feed_all(gamelog.decode(
+                    await self.store.read(game_id, start, snap[0] - start)))
             METRICS.loads(game.name).inc()
             self._fold(loaded, entries)
             self._remember(loaded)
@@ -267,11 +277,13 @@ class Host:
                 continue  # a concurrent reader or our own append got here first
             folded += 1
             body = entry.WhichOneof("body")
+            event = None
             if body == "event":
                 event = gamelog.game_event(loaded.game, entry)
                 loaded.state = loaded.game.evolve(loaded.state, event)
             elif body == "finished":
                 loaded.finished = True
+            loaded.said.feed(entry, event)
             loaded.version = entry.version
         return folded
 
@@ -286,6 +298,7 @@ class Host:
         its old master had acknowledged (no ARBITER_REDIS_WAIT_REPLICAS). Replay the game
         from the store (not from a snapshot, which may hold the lost batches too)."""
         loaded.state, loaded.version, loaded.finished = None, 0, False
+        loaded.said.clear()
         self._fold(loaded, gamelog.decode(await self.store.read(loaded.game_id)))
 
     # ---- acting ------------------------------------------------------------------------
@@ -380,6 +393,10 @@ class Host:
                 e.version = loaded.version + 1 + i
                 versioned.append(e)
             loaded.state, loaded.version, loaded.finished = state, appended.last_version, finished
+            told = iter(versioned)
+            for entry in entries:
+                loaded.said.feed(entry, next(told) if entry.WhichOneof("body") == "event"
+                                 else None)
             METRICS.events_appended(game.name).inc(len(entries))
             if self.on_append is not None:
                 # Live streams get it without a read, nor folding it again.
@@ -488,9 +505,12 @@ class Host:
     # ---- reading -----------------------------------------------------------------------
 
     def view_of(self, loaded: Loaded, seat: int | None, state: Any = None,
-                version: int | None = None) -> Any:
+                version: int | None = None, noted: Sequence[Noted] | None = None) -> Any:
+        """`seat`'s view of the game now (or of `state` at `version`), with what happened
+        since the seat last acted (from `noted`, else the game's journal)."""
         view = loaded.game.view(loaded.state if state is None else state, seat)
         view.version = loaded.version if version is None else version
+        tell(loaded.game, view, loaded.said.noted if noted is None else noted, seat)
         return view
 
     async def history(self, game_id: str) -> tuple[Loaded, list[apb.LogEntry]]:
@@ -498,6 +518,12 @@ class Host:
         return loaded, gamelog.decode(await self.store.read(game_id))
 
     async def replay_to(self, game_id: str, version: int) -> tuple[Loaded, Any, int]:
+        loaded, state, version, _ = await self.replay_with_journal(game_id, version)
+        return loaded, state, version
+
+    async def replay_with_journal(self, game_id: str, version: int
+                                  ) -> tuple[Loaded, Any, int, list[Noted]]:
+        """The game at `version`, and the journal a server held then (View.happened)."""
         loaded, entries = await self.history(game_id)
         if not 0 <= version <= len(entries):
             raise MalformedCommand("BAD_VERSION", f"replay to a version from 1 to "
@@ -505,7 +531,7 @@ class Host:
         version = version or len(entries)
         version = max(version, entries[0].batch_size or 1)  # the game exists once set up
         state = await self.cpu.run(replay_entries, loaded.game, entries[:version])
-        return loaded, state, version
+        return loaded, state, version, journal_of(loaded.game, entries, version)
 
     # ---- forks and imports ---------------------------------------------------------------
 
@@ -551,6 +577,7 @@ class Host:
         loaded = Loaded(parent.game, new_id, parent.seats, seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
                         appended.last_version, False, started.forked_from)
+        loaded.said.feed_all(log)
         self._remember(loaded)
         self._hand_to_ai(loaded)
         return new_id, tokens, started.seed_commitment, appended.last_version

@@ -27,6 +27,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game
+from services.core.happened import Journal, Noted, merged, tell
 from services.core.host import Host, Loaded
 from services.core.store import MemoryStore
 
@@ -119,6 +120,8 @@ class Feed:
         self.game_id = loaded.game_id
         self.version, self.state, self.finished = loaded.version, loaded.state, loaded.finished
         self.seats = len(loaded.seats)
+        self.said = Journal(loaded.game)  # the recent events, for View.happened
+        self.said.noted.extend(loaded.said.noted)
         self.steps: deque[Step] = deque(maxlen=RING)
         self.start = (loaded.version, loaded.state)  # a state the hub knows before its steps
         self.subscribers: set[Subscriber] = set()
@@ -189,28 +192,35 @@ def _update(game: Game, step: Step, seat: int | None) -> bytes | None:
     return head + _field(4, entry.finished.SerializeToString())
 
 
-def _view(game: Game, state: Any, seat: int | None, version: int) -> bytes:
+def _view(game: Game, state: Any, seat: int | None, version: int,
+          noted: Sequence[Noted] = ()) -> bytes:
     # Before the first event (the GameStarted entry) there is nothing to show but the version.
     view = game.view(state, seat) if state is not None else game.pb.View()
     view.version = version
+    if state is not None:
+        tell(game, view, noted, seat)
     return bytes(view.SerializeToString())
 
 
-def watch_messages(game: Game, steps: Sequence[Step], seat: int | None) -> list[bytes]:
+def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
+                   noted: Sequence[Noted] = ()) -> list[bytes]:
     """Watch: one Update per entry the seat may see, each with the view after it."""
     out = []
+    if steps and game.describe is not None:  # a catch-up may reach back before the journal
+        noted = merged(noted, game, ((step.entry, step.event) for step in steps))
     for step in steps:
         update = _update(game, step, seat)
         if update is not None:
-            out.append(update + _field(5, _view(game, step.state, seat, step.entry.version)))
+            out.append(update + _field(5, _view(game, step.state, seat, step.entry.version,
+                                                noted)))
     return out
 
 
 def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any, version: int,
-                 finished: bool) -> bytes:
+                 finished: bool, noted: Sequence[Noted] = ()) -> bytes:
     """Play: the entries the seat may see, the view after them, its legal commands if to act."""
     parts = [_field(2, u) for u in (_update(game, step, seat) for step in steps) if u is not None]
-    parts.append(_field(3, _view(game, state, seat, version)))
+    parts.append(_field(3, _view(game, state, seat, version, noted)))
     if seat is not None and not finished and state is not None and seat in game.to_act(state):
         legal = game.pb.LegalActions(version=version, seat=seat,
                                      commands=game.legal_actions(state, seat))
@@ -265,9 +275,9 @@ class Hub:
         sub.version = max(after, feed.version)
         if play:
             sub.push(feed.version, play_message(feed.game, steps, seat, feed.state, feed.version,
-                                                feed.finished), live=False)
+                                                feed.finished, feed.said.noted), live=False)
         else:
-            for message in watch_messages(feed.game, steps, seat):
+            for message in watch_messages(feed.game, steps, seat, feed.said.noted):
                 sub.push(feed.version, message, live=False)
         sub.finished = feed.finished
         if not sub.finished:
@@ -388,6 +398,7 @@ class Hub:
             elif body == "finished":
                 feed.finished = True
             steps.append(Step(entry, event, state if fold else UNFOLDED))
+            feed.said.feed(entry, event)
         if not fold:
             state = after
             steps[-1] = Step(steps[-1].entry, steps[-1].event, state)
@@ -417,8 +428,8 @@ class Hub:
     def _messages(self, feed: Feed, steps: list[Step], sub: Subscriber) -> list[bytes]:
         if sub.play:
             return [play_message(feed.game, steps, sub.seat, feed.state, feed.version,
-                                 feed.finished)]
-        return watch_messages(feed.game, steps, sub.seat)
+                                 feed.finished, feed.said.noted)]
+        return watch_messages(feed.game, steps, sub.seat, feed.said.noted)
 
     # ---- shutdown ----------------------------------------------------------------------
 

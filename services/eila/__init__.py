@@ -5,8 +5,9 @@ from __future__ import annotations
 from arbiter.eila.v1 import eila_pb2
 
 from services.core.decider import Game, Variant, exploring
+from services.core.happened import marked
 from services.eila import bots, legacy, rules
-from services.eila.view import view
+from services.eila.view import describe, view
 
 
 def variants() -> list[Variant]:
@@ -33,7 +34,8 @@ GAME: Game = Game(
     decide=rules.decide,
     evolve=rules.evolve,
     view=view,
-    redact=rules.redact,
+    redact=marked(rules.redact),
+    describe=describe,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

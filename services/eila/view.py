@@ -97,6 +97,29 @@ def card_view(card: Json, play: Play | None, ix: Index) -> Any:
     return cv
 
 
+def held(thing: Json | None, ref: str, colour: str) -> Any:
+    """An item or a support card the player holds: its name and what it does."""
+    if thing is None:
+        return pb.CardView(id=ref, title=ref, color=colour)
+    return pb.CardView(id=ref, title=thing.get("name", ref), text=thing.get("text", ""),
+                       color=colour)
+
+
+def describe(event: Any, seat: int | None) -> str | None:
+    """An event in words: the public log lines it wrote (the draws stay hidden)."""
+    kind = event.WhichOneof("kind")
+    if kind is None:
+        return None
+    body = getattr(event, kind)
+    lines = [line for line in getattr(body, "log", ()) if line]
+    if lines:
+        return "; ".join(lines)
+    if kind == "started":
+        return "the campaign begins"
+    command = body.command.WhichOneof("kind") if hasattr(body, "command") else None
+    return f"you chose to {command.replace('_', ' ')}" if command else "you acted"
+
+
 def view(state: State, seat: int | None) -> Any:
     ix = index()
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
@@ -112,6 +135,9 @@ def view(state: State, seat: int | None) -> Any:
     for chapter, won, ending, day, reason in state.history:
         v.history.append(pb.ChapterResult(chapter=chapter, won=won, ending=ending, day=day,
                                           reason=reason))
+    opening = ix.content.chapters.get(state.play.chapter if state.play else state.chapter, {})
+    v.chapter_title = opening.get("title", "")
+    v.prologue = opening.get("prologue", {}).get("text", "")
     p = state.play
     if p is None:
         return v
@@ -143,6 +169,10 @@ def view(state: State, seat: int | None) -> Any:
     v.items.extend(p.items)
     v.supports.extend(p.supports)
     v.habits.extend(p.habits)
+    v.item_cards.extend(held(ix.items.get(i), i, "item") for i in p.items)
+    v.support_cards.extend(held(ix.supports.get(s), s, "support") for s in p.supports)
+    v.habit_cards.extend(card_view(ix.card(h), None, ix) if h in ix.cards
+                         else held(None, h, "habit") for h in p.habits)
     v.upcoming_count = len(p.upcoming)
     v.upcoming_top.extend(p.upcoming[: p.known])
     end = len(p.upcoming) - (1 if p.bottom else 0)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
 from services.core.decider import Game, Variant, exploring
+from services.core.happened import marked, with_hidden
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
+from .words import describe, view_hidden
 
 
 def variants() -> list[Variant]:
@@ -35,8 +37,9 @@ GAME: Game[State] = Game(
     setup=setup,
     decide=decide,
     evolve=evolve,
-    view=view,
-    redact=redact,
+    view=with_hidden(view, view_hidden),
+    redact=marked(redact),
+    describe=describe,
     to_act=to_act,
     legal_actions=legal_actions,
     outcome=outcome,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from arbiter.shadow_council.v1 import shadow_council_pb2
 
 from services.core.decider import Game, Variant, exploring
+from services.core.happened import marked, with_hidden
 from services.shadow_council import rules, views
 from services.shadow_council.bots import BOTS
 from services.shadow_council.state import State, evolve
+from services.shadow_council.words import describe, view_hidden
 
 
 def variants() -> list[Variant]:
@@ -31,8 +33,9 @@ GAME: Game[State] = Game(
     setup=rules.setup,
     decide=rules.decide,
     evolve=evolve,
-    view=views.view,
-    redact=views.redact,
+    view=with_hidden(views.view, view_hidden),
+    redact=marked(views.redact),
+    describe=describe,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

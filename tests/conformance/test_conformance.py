@@ -228,6 +228,11 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                 assert [e for e in shown if e is not None] == [
                     e for e in shown_other if e is not None], (
                     f"seat {seat} is shown different events in worlds it cannot tell apart")
+                if game.describe is not None:  # and told the same words
+                    told = [game.describe(e, seat) for e in mine]
+                    told_other = [game.describe(e, seat) for e in theirs]
+                    assert [w for w in told if w] == [w for w in told_other if w], (
+                        f"seat {seat} is told different things in worlds it cannot tell apart")
                 compared += 1
     assert compared > 0
 

@@ -367,9 +367,12 @@ def test_messages_put_together_from_parts_are_the_messages_protobuf_builds() -> 
             expected.append(update)
         watched = [bpb.Update.FromString(m) for m in live.watch_messages(BUBBLEE, steps, seat)]
         assert [w.version for w in watched] == [e.version for e in expected]
-        for w, e, step in zip(watched, expected, steps, strict=True):
+        for k, (w, e, step) in enumerate(zip(watched, expected, steps, strict=True)):
             view = BUBBLEE.view(step.state, seat) if step.state is not None else bpb.View()
             view.version = step.entry.version
+            if step.state is not None:  # nobody has acted yet: every event so far, in words
+                said = [BUBBLEE.describe(s.event, seat) for s in steps[:k + 1] if s.event]
+                view.happened.extend(text for text in said if text)
             e.view.CopyFrom(view)
             assert w == e
         played = bpb.PlayResponse.FromString(live.play_message(BUBBLEE, steps, seat, state,

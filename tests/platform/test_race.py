@@ -132,6 +132,11 @@ async def test_processes_racing_on_the_same_games_lose_and_duplicate_nothing(
                                  if e.WhichOneof("body") == "event"])
             expected = game.view(state, None)
             expected.version = len(entries)
+            # A spectator is told the last command's events, in words, by every server.
+            last = gamelog.batches(entries)[-1].entries
+            told = [game.describe(gamelog.game_event(game, e), None) for e in last
+                    if e.WhichOneof("body") == "event"]
+            expected.happened.extend(text for text in told if text)
             for client in clients:
                 assert await client.view(g.game_id) == expected
     finally:

@@ -1,0 +1,125 @@
+"""Bubble and Shadow's events in words, for one seat (View.happened, `arbiter play`).
+
+Each event is redacted for the seat first: another player's deal reads "seat 2 drew
+3 tokens", never which.
+"""
+
+from __future__ import annotations
+
+from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
+
+from services.bubble_shadow.views import redact
+from services.core.happened import does, listed, named, plural, who, whose
+
+
+def token(value: int) -> str:
+    return named(pb.Token, value) if value else "a hidden token"
+
+
+def price(p: pb.Price) -> str:
+    return f"{p.quantity} {token(p.token)}" if p.token else "nothing"
+
+
+def counts(items: list[pb.TokenCount] | tuple[pb.TokenCount, ...]) -> str:
+    return listed([f"{c.count} {token(c.token)}" for c in items]) if items else "nothing"
+
+
+def _deal(d: pb.SeatDeal, s: int | None) -> str:
+    if d.tokens or d.hand:
+        got = []
+        if d.hand:
+            got.append(f"pact cards {listed([str(c) for c in d.hand])}")
+        if d.tokens:
+            got.append(counts(list(d.tokens)))
+        text = f"{who(d.seat, s)} got {listed(got)}"
+    else:
+        got = [plural(d.hand_count, "pact card")] if d.hand_count else []
+        got.append(plural(d.token_count, "token"))
+        text = f"{who(d.seat, s)} got {listed(got)}"
+    return text + (" and the Crown" if d.crown else "")
+
+
+def _played(e: pb.PactPlayed, s: int | None) -> str:
+    where = f" from public slot {e.public_slot + 1}" if e.HasField("public_slot") else ""
+    blank = f", naming {price(e.blank_end)} as its blank end" if e.blank_end.token else ""
+    return (f"{who(e.magician, s)} offered pact {e.card}{where} to {who(e.mortal, s)}{blank}")
+
+
+def _signed(e: pb.PactSigned, s: int | None) -> str:
+    return (f"{who(e.mortal, s)} signed {whose(e.magician, s)} pact: {who(e.mortal, s)} "
+            f"paid {len(e.mortal_paid)} of {price(e.mortal_price)}, {who(e.magician, s)} "
+            f"paid {len(e.magician_paid)} of {price(e.magician_price)}")
+
+
+def _faces(e: pb.FacesChosen, s: int | None) -> str:
+    if not e.HasField("faces"):
+        return f"{who(e.seat, s)} chose the faces of their Palettes and Chess Pieces"
+    f = e.faces
+    return (f"{who(e.seat, s)} turned {plural(f.palettes_on_moon, 'Palette')} to the Moon and "
+            f"{plural(f.chess_on_bubble, 'Chess Piece')} to the Bubble")
+
+
+def _resolved(e: pb.RoundResolved, s: int | None) -> str:
+    souls = listed([f"{who(t.seat, s)} {t.soul}" for t in e.tallies])
+    return f"round {e.round} is resolved; Soul Tokens scored: {souls}"
+
+
+def _ended(e: pb.GameEnded, s: int | None) -> str:
+    winners = listed([who(w, s) for w in e.winners]) if e.winners else "nobody"
+    totals = ", ".join(str(t) for t in e.soul_totals)
+    return f"the game is over: {winners} won (Soul Tokens {totals})"
+
+
+WORDS = {
+    "game_set_up": lambda e, s: (f"a game of {e.players} players is set up; "
+                                 f"{who(e.first_magician, s)} "
+                                 f"{'are' if e.first_magician == s else 'is'} the first "
+                                 "Magician"),
+    "round_started": lambda e, s: (f"round {e.round} begins with {who(e.magician, s)} as "
+                                   f"Magician; " + "; ".join(_deal(d, s) for d in e.deals)),
+    "faces_chosen": _faces,
+    "pact_played": _played,
+    "pact_signed": _signed,
+    "phase_ended": lambda e, s: f"phase {e.phase} is over",
+    "tokens_drawn": lambda e, s: _deal(e.deal, s),
+    "satisfaction_declared": lambda e, s: f"{does(e.seat, s, 'declare', 'declares')} "
+                                          "satisfaction",
+    "phase_started": lambda e, s: (f"{'the final ' if e.final else ''}phase {e.phase} begins "
+                                   f"with {who(e.magician, s)} as Magician"),
+    "round_ended": lambda e, s: (f"round {e.round} is over; the screens open"
+                                 + (f"; {who(e.crown_holder, s)} "
+                                    f"{'hold' if e.crown_holder == s else 'holds'} the Crown"
+                                    if e.crown_holder >= 0 else "")),
+    "crown_used": lambda e, s: (f"{who(e.seat, s)} used the Crown to swap "
+                                f"{token(e.swap.first)} and {token(e.swap.second)}"
+                                if e.swap.first else f"{who(e.seat, s)} kept the Crown unused"),
+    "tokens_revealed": lambda e, s: "the screens are lifted: " + "; ".join(
+        f"{who(x.seat, s)}: {counts(list(x.front) + list(x.behind))}" for x in e.seats),
+    "snake_discarded": lambda e, s: (f"{whose(e.seat, s)} Snake discarded 5 "
+                                     f"{token(e.price)}: {counts(list(e.removed))} left the "
+                                     "game"),
+    "round_resolved": _resolved,
+    "game_ended": _ended,
+    "snake_chosen": lambda e, s: (f"{who(e.seat, s)} answered the Snake step"
+                                  + (f": {token(e.price)}" if e.price else "")),
+}
+
+
+def describe(event: pb.Event, seat: int | None) -> str | None:
+    shown = redact(event, seat)
+    if shown is None:
+        return None
+    kind = shown.WhichOneof("kind")
+    words = WORDS.get(kind or "")
+    return words(getattr(shown, kind), seat) if kind and words else None
+
+
+def view_hidden(view: pb.View) -> list[str]:
+    """What the view leaves unset because its seat may not see it (View.hidden)."""
+    paths = []
+    for i, p in enumerate(view.players):
+        if p.behind_count and not p.behind:
+            paths.append(f"players[{i}].behind")
+        if p.hand_count and not p.hand:
+            paths.append(f"players[{i}].hand")
+    return paths

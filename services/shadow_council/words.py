@@ -1,0 +1,125 @@
+"""Shadow Council's events in words, for one seat (View.happened, `arbiter play`).
+
+Each event is redacted for the seat first: another player's clue reads "seat 3 learned
+something about seat 1", never what.
+"""
+
+from __future__ import annotations
+
+from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
+
+from services.core.happened import does, listed, named, plural, who, whose
+from services.shadow_council.views import redact
+
+
+def card(value: int) -> str:
+    return "a hidden card" if not value else named(pb.Card, value).title()
+
+
+def identity(value: int) -> str:
+    return "a hidden identity" if not value else f"the {named(pb.Identity, value).title()}"
+
+
+def _played(e: pb.CardPlayed, s: int | None) -> str:
+    text = f"{who(e.seat, s)} played {card(e.card)}"
+    if e.targets:
+        text += " on " + listed([who(t, s) for t in e.targets])
+    if e.guess:
+        text += f", guessing {identity(e.guess)}"
+    if e.suit:
+        text += f", naming {named(pb.Suit, e.suit)}"
+    return text
+
+
+def _clue(e: pb.ClueGained, s: int | None) -> str:
+    if not e.kind:
+        return f"{who(e.seat, s)} learned something about {who(e.subject, s)}"
+    source = f" (from {named(pb.ClueSource, e.source)})" if e.source else ""
+    about = whose(e.subject, s)
+    if e.kind == pb.CLUE_KEYWORD:
+        fact = f"a keyword of {about} shadow identity is {named(pb.Keyword, e.keyword)}"
+    elif e.kind == pb.CLUE_IDENTITY:
+        fact = f"{about} shadow identity is {identity(e.identity)}"
+    elif e.kind == pb.CLUE_NOT_IDENTITY:
+        fact = f"{about} shadow identity is not {identity(e.identity)}"
+    elif e.kind == pb.CLUE_SUIT:
+        fact = f"{who(e.subject, s)} holds a {named(pb.Suit, e.suit)} card"
+    else:
+        suits = listed([named(pb.Suit, x) for x in e.suits])
+        fact = f"the suits in {about} hand are {suits}"
+    return f"{does(e.seat, s, 'learn', 'learns')} that {fact}{source}"
+
+
+def _ended(e: pb.GameEnded, s: int | None) -> str:
+    side = named(pb.Faction, e.winner) if e.winner else ""
+    head = f"the game is over: {side} wins" if side else "the game is over: a draw"
+    winners = f" ({listed([who(w, s) for w in e.winners])})" if e.winners else ""
+    return head + winners + (f"; {e.reason}" if e.reason else "")
+
+
+WORDS = {
+    "set_up": lambda e, s: (f"a game of {plural(len(e.public_identities), 'player')} and "
+                            f"{plural(e.rounds, 'round')} is set up"),
+    "round_started": lambda e, s: (f"round {e.round} begins"
+                                   + (f" with the {named(pb.GlobalEvent, e.event)} event"
+                                      if e.event else "")),
+    "phase_started": lambda e, s: f"the {named(pb.Phase, e.phase)} phase begins",
+    "turn_started": lambda e, s: (f"{whose(e.seat, s)} turn"
+                                  + (" is skipped (a Siege)" if e.skipped else " begins")),
+    "cards_drawn": lambda e, s: (f"{who(e.seat, s)} drew "
+                                 + (listed([card(c) for c in e.cards]) if e.cards
+                                    else plural(e.count, "card"))),
+    "deck_reshuffled": lambda e, s: f"the deck was reshuffled ({plural(e.count, 'card')})",
+    "cards_discarded": lambda e, s: (f"{who(e.seat, s)} discarded "
+                                     f"{listed([card(c) for c in e.cards])}"),
+    "card_played": _played,
+    "gold_peek_paid": lambda e, s: (f"{who(e.seat, s)} paid {e.cost} gold to peek at "
+                                    f"{who(e.target, s)}"),
+    "free_action_used": lambda e, s: (f"{who(e.seat, s)} used a free "
+                                      f"{'Peek' if e.peek else 'Reflect'}"
+                                      + (f" on {who(e.target, s)}" if e.peek else "")),
+    "gold_changed": lambda e, s: (f"{who(e.seat, s)} {'gained' if e.delta >= 0 else 'lost'} "
+                                  f"{abs(e.delta)} gold"),
+    "zone_changed": lambda e, s: (f"the {named(pb.Zone, e.zone)} zone "
+                                  f"{'rose' if e.delta >= 0 else 'fell'} by {abs(e.delta)}"),
+    "guard_raised": lambda e, s: f"{who(e.seat, s)} raised a guard",
+    "attack_blocked": lambda e, s: f"{whose(e.target, s)} guard blocked {card(e.card)}",
+    "turn_skip_ordered": lambda e, s: f"{who(e.target, s)} will skip the next turn",
+    "identities_swapped": lambda e, s: (
+        f"{who(e.seat, s)} and {who(e.other, s)} swapped public identities"
+        if e.kind == pb.SWAP_DISGUISE else
+        f"{who(e.seat, s)} and {who(e.other, s)} took back their public identities"
+        if e.kind == pb.SWAP_DISGUISE_REVERT else
+        f"{whose(e.seat, s)} public and shadow identities were swapped (a Brainwash)"),
+    "clue_gained": _clue,
+    "passive_pending": lambda e, s: f"{who(e.seat, s)} may use {identity(e.identity)}'s power",
+    "guess_made": lambda e, s: (f"{who(e.seat, s)} guessed that {who(e.target, s)} "
+                                f"{'are' if e.target == s else 'is'} {identity(e.identity)}: "
+                                + ("right" if e.correct else "wrong")),
+    "guess_skipped": lambda e, s: f"{who(e.seat, s)} made no guess",
+    "ai_guess_drawn": lambda e, s: (f"the AI guess was drawn for {who(e.seat, s)}"
+                                    if e.drawn else "no AI guesses this round"),
+    "player_eliminated": lambda e, s: (f"{who(e.seat, s)} {'are' if e.seat == s else 'is'} "
+                                       f"out ({named(pb.Cause, e.cause)}); shadow identity: "
+                                       f"{identity(e.shadow)}"),
+    "game_ended": _ended,
+    "passive_resolved": lambda e, s: (f"{who(e.seat, s)} gave the Assassin's order against "
+                                      f"{who(e.target, s)}"),
+    "turn_ended": lambda e, s: f"{whose(e.seat, s)} turn ended",
+}
+
+
+def describe(event: pb.Event, seat: int | None) -> str | None:
+    shown = redact(event, seat)
+    kind = shown.WhichOneof("kind")
+    words = WORDS.get(kind or "")
+    return words(getattr(shown, kind), seat) if kind and words else None
+
+
+def view_hidden(view: pb.View) -> list[str]:
+    """What the view leaves unset because its seat may not see it (View.hidden)."""
+    paths = [f"seats[{i}].shadow_identity" for i, s in enumerate(view.seats)
+             if not s.shadow_identity]
+    if not view.HasField("seat"):
+        paths.append("hand")
+    return paths
