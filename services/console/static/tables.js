@@ -68,6 +68,9 @@ function wrap(s, width) {
   return lines;
 }
 
+// An enum's name in lower case; "" for an unspecified (hidden or unset) value.
+function named(v) { return v && !String(v).endsWith("UNSPECIFIED") ? String(v).toLowerCase() : ""; }
+
 function seatName(seats, i) {
   const s = (seats || [])[i];
   return s && s.name ? `${s.name} (seat ${i})` : `seat ${i}`;
@@ -165,13 +168,13 @@ function card(cd) { return cd ? label(cd) : ""; }
 
 function moodyBear(view, seats) {
   const c = new Canvas(760);
-  c.text(10, c.y + 12, `${String(view.phase || "").toLowerCase()} · ${seatName(seats, view.turn || 0)} to play · deck ${view.deckSize || 0}${view.team ? " · your team " + view.team.toLowerCase() : ""}`);
+  c.text(10, c.y + 12, `${String(view.phase || "").toLowerCase()} · ${seatName(seats, view.turn || 0)} to play · deck ${view.deckSize || 0}${named(view.team) ? " · your team " + named(view.team) : ""}`);
   c.y += 22;
   for (const p of view.players || []) {
     const s = p.seat || 0;
     if (s === view.seat) continue;
     const shown = (p.revealedHand || []).map(cd => ({ text: card(cd) }));
-    c.zone(`${seatName(seats, s)}${p.team ? " · " + p.team.toLowerCase() : ""}`,
+    c.zone(`${seatName(seats, s)}${named(p.team) ? " · " + named(p.team) : ""}`,
       shown.length ? shown : Array.from({ length: p.handSize || 0 }, () => ({ text: "card", back: true })),
       { cardW: 60, cardH: 40 });
   }
@@ -220,7 +223,10 @@ function eila(view) {
   const storage = Object.entries(view.storage || {});
   c.zone("resources", storage.map(([k, v]) => ({ text: `${k} ${v}`, fill: "#e8f1ff" })), { cardW: 110, cardH: 30 });
   const cardOf = cv => ({ text: `${cv.title || cv.id || ""}: ${cv.text || ""}`, fill: { green: "#dff3df", blue: "#dde8fb", red: "#fbdede" }[cv.color] || "#fdf8ea", title: cv.text });
-  if (view.present) c.zone("present card", [cardOf(view.present)], { cardW: 360, cardH: 60 });
+  if (view.present) {
+    c.zone("present card", [cardOf(view.present)], { cardW: 360, cardH: 60 });
+    c.zone("its options", (view.present.options || []).map(o => ({ text: label(o), fill: "#fff7d6" })), { cardW: 240, cardH: 46 });
+  }
   if (view.location) c.zone("location", [cardOf(view.location)], { cardW: 360, cardH: 60 });
   if (view.combat) {
     const cb = view.combat;
