@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
+from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 
 from services import games as registry
 from services.core.server import Config, build, start_http
@@ -122,16 +123,28 @@ async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -
     assert await kinds.count() == 2
     assert await kinds.nth(1).input_value() == "AI"
     await page.click("#n-create")
-    await page.click("#created-link")
+    game_id = (await page.inner_text("#created-link")).strip()
+    # The games list shows it, live.
+    await page.goto(site.base + "/#/")
+    await page.select_option("#f-game", "bubblee")
+    row = page.locator(f"tr[data-game-id='{game_id}']")
+    await row.wait_for()
+    assert "active" in await row.inner_text()
+    await row.locator("a").click()
     await page.wait_for_selector("#table svg")
-    clicks = 0
+    clicks, described = 0, 0
     for _ in range(2000):
         if await page.locator("#result").count():
             break
         if await click_first(page):
             clicks += 1
+        described += await page.locator("#happened li").count()
     assert await page.locator("#result").count(), "the game ended"
     assert clicks >= 5
+    if "happened" in bpb.View.DESCRIPTOR.fields_by_name:  # where views describe events
+        assert described, "the page showed what happened"
+    else:
+        assert not described
     assert "Game over" in await page.inner_text("#result")
     await shoot(page, "bubblee-finished")
 

@@ -12,7 +12,11 @@ function label(v) {
   if (v === undefined || v === null) return "";
   if (Array.isArray(v)) return v.map(label).join(", ");
   if (typeof v === "object") {
-    return Object.entries(v).map(([k, x]) => typeof x === "object" ? `${k}(${label(x)})` : `${k} ${x}`).join(" ");
+    // Unset values (an unspecified enum, an empty list or text, false) say nothing; a 0 may
+    // be a seat or a column, so it stays.
+    const said = Object.entries(v).filter(([, x]) => !(x === "" || x === false ||
+      (Array.isArray(x) && !x.length) || String(x).endsWith("_UNSPECIFIED")));
+    return said.map(([k, x]) => typeof x === "object" ? `${k}(${label(x)})` : `${k} ${x}`).join(" ");
   }
   return String(v);
 }
@@ -194,7 +198,7 @@ function moodyBear(view, seats) {
 
 function shadowCouncil(view, seats) {
   const c = new Canvas(760);
-  c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${view.event ? " · event " + String(view.event).toLowerCase() : ""}`);
+  c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${named(view.event) ? " · event " + named(view.event) : ""}`);
   c.y += 24;
   const zones = [["military", view.military], ["economy", view.economy], ["strategy", view.strategy], ["shadow alley", view.shadowAlley]];
   zones.forEach(([name, value], i) => {
@@ -205,7 +209,7 @@ function shadowCouncil(view, seats) {
   });
   c.y += 72;
   c.zone("seats", (view.seats || []).map(s => ({
-    text: `${seatName(seats, s.seat || 0)} ${s.alive === false ? "✝" : ""} gold ${s.gold || 0} · ${s.handSize || 0} cards · ${s.publicIdentity ? String(s.publicIdentity).toLowerCase() : ""}${s.shadowIdentity ? " / shadow " + String(s.shadowIdentity).toLowerCase() : ""}`,
+    text: `${seatName(seats, s.seat || 0)} ${s.alive === false ? "✝" : ""} gold ${s.gold || 0} · ${s.handSize || 0} cards · ${named(s.publicIdentity)}${named(s.shadowIdentity) ? " / shadow " + named(s.shadowIdentity) : ""}`,
     fill: s.alive === false ? "#bbb" : "#fdf8ea",
   })), { cardW: 240 });
   c.zone("your hand", (view.hand || []).map(cd => ({ text: label(cd) })), { cardW: 170 });
