@@ -291,3 +291,25 @@ async def test_every_games_page_draws_its_table(site: Site) -> None:
             ".includes(id) && document.querySelector('#table svg.table')", arg=made["gameId"])
         assert await page.locator("#table svg.table *").count() > 5, game
         await shoot(page, game)
+
+
+async def test_a_page_follows_the_game_live(site: Site) -> None:
+    """A spectator's page redraws when a seat acts elsewhere: the browser holds a Watch
+    stream (Connect streaming over HTTP/1.1)."""
+    made = await site.rpc("/arbiter.bubblee.v1.Game/CreateGame",
+                          {"seats": [{"name": "ann"}, {"name": "bob"}]})
+    game_id = made["gameId"]
+    page = await site.page()
+    await page.goto(f"{site.base}/#/game/bubblee/{game_id}")
+    await page.wait_for_selector("#table svg")
+    assert await page.inner_text("#live") == "live"
+    before = await page.inner_text("#version")
+    view = await site.rpc("/arbiter.bubblee.v1.Game/GetView", {"gameId": game_id})
+    token = {t["seat"]: t["token"] for t in made["tokens"]}[view["toAct"][0]]
+    legal = await site.rpc("/arbiter.bubblee.v1.Game/ListLegalActions", {"gameId": game_id},
+                           token)
+    acted = await site.rpc("/arbiter.bubblee.v1.Game/Act",
+                           {"gameId": game_id, "command": legal["commands"][0]}, token)
+    await page.wait_for_function("v => document.querySelector('#version').textContent === v",
+                                 arg=f"version {acted['version']}", timeout=10_000)
+    assert before != await page.inner_text("#version")
