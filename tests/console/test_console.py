@@ -129,7 +129,7 @@ async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -
     await page.select_option("#f-game", "bubblee")
     row = page.locator(f"tr[data-game-id='{game_id}']")
     await row.wait_for()
-    assert "active" in await row.inner_text()
+    assert (await row.locator("td").nth(2).inner_text()).strip() == "active"
     await row.locator("a").click()
     await page.wait_for_selector("#table svg")
     clicks, described = 0, 0
@@ -291,6 +291,15 @@ async def test_every_games_page_draws_its_table(site: Site) -> None:
             ".includes(id) && document.querySelector('#table svg.table')", arg=made["gameId"])
         assert await page.locator("#table svg.table *").count() > 5, game
         await shoot(page, game)
+    waiting = await site.rpc("/arbiter.moody_bear.v1.Game/CreateGame", {"seats": [
+        {"name": "me"}, {"kind": "OPEN"}, {"kind": "OPEN"}]})
+    await page.goto(f"{site.base}/#/")
+    await page.select_option("#f-status", "WAITING")
+    row = page.locator(f"tr[data-game-id='{waiting['gameId']}']")
+    await row.wait_for()
+    assert "waiting (open: 1, 2)" in await row.inner_text()
+    assert await page.locator("tr[data-game-id]").count() == 1  # the others are not waiting
+    await shoot(page, "games-waiting")
 
 
 async def test_a_page_follows_the_game_live(site: Site) -> None:

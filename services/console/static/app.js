@@ -63,7 +63,7 @@ function listPage() {
       $("#games").innerHTML = (reply.games || []).map(g => `
         <tr data-game-id="${esc(g.gameId)}"><td>${esc((GAMES[g.game] || {}).title || g.game)}</td>
         <td><a href="#/game/${esc(g.game)}/${esc(g.gameId)}">${esc(g.gameId)}</a></td>
-        <td class="status-${esc(g.status || "")}">${esc((g.status || "").toLowerCase())}${g.openSeats ? ` (open: ${g.openSeats.join(", ")})` : ""}</td>
+        <td class="status-${esc(g.status || "")}">${esc((g.status || "").toLowerCase())}${(g.openSeats || []).length ? ` (open: ${g.openSeats.join(", ")})` : ""}</td>
         <td>${(g.seats || []).map((s, i) => esc(s.name || (s.kind === "OPEN" ? "open" : `seat ${i}`)) + (s.kind === "AI" ? " 🤖" : "")).join(", ")}</td>
         <td>${(g.toAct || []).join(", ")}</td><td>${esc(g.version || 0)}</td></tr>`).join("");
     } catch (e) { showError(e); }
