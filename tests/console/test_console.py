@@ -322,3 +322,48 @@ async def test_a_page_follows_the_game_live(site: Site) -> None:
     await page.wait_for_function("v => document.querySelector('#version').textContent === v",
                                  arg=f"version {acted['version']}", timeout=10_000)
     assert before != await page.inner_text("#version")
+
+
+def strings(value: Any) -> set[str]:
+    """Every text leaf of a view in JSON (enum names, card names, words), and each Bubble and
+    Shadow pact card as the table names it ("pact 12:"): its secrets are numbers."""
+    if isinstance(value, dict):
+        found = {f"pact {value['id']}:"} if "ends" in value and "id" in value else set()
+        return found.union(*(strings(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(strings(v) for v in value)) if value else set()
+    return {value} if isinstance(value, str) else set()
+
+
+@pytest.mark.parametrize("game,seats", [("moody_bear", 3), ("shadow_council", 4),
+                                        ("bubble_shadow", 3)])
+async def test_no_seats_table_shows_what_only_other_seats_see(site: Site, game: str,
+                                                               seats: int) -> None:
+    made = await site.rpc(f"/arbiter.{game}.v1.Game/CreateGame",
+                          {"seats": [{"name": f"p{i}"} for i in range(seats)]})
+    game_id = made["gameId"]
+    tokens = {t["seat"]: t["token"] for t in made["tokens"]}
+    page = await site.page()
+    await page.evaluate("([id, all]) => { const t = {}; t[id] = all; localStorage.setItem("
+                        "'arbiter.tokens', JSON.stringify(t)); }", [game_id, tokens])
+    await page.goto(f"{site.base}/#/game/{game}/{game_id}")
+    for seat in range(seats):
+        await page.select_option("#as", f"token:{seat}")
+        mine = await site.rpc(f"/arbiter.{game}.v1.Game/GetView", {"gameId": game_id},
+                              tokens[seat])
+        await page.wait_for_function(
+            "s => document.querySelector('#table svg') && (document.querySelector('#as')"
+            ".value === 'token:' + s)", arg=seat)
+        await asyncio.sleep(0.3)  # the redraw for this seat
+        table = await page.inner_html("#table")
+        secrets: set[str] = set()
+        for other in range(seats):
+            if other != seat:
+                theirs = await site.rpc(f"/arbiter.{game}.v1.Game/GetView",
+                                        {"gameId": game_id, "seat": other}, admin=True)
+                secrets |= strings(theirs) - strings(mine)
+        secrets = {s for s in secrets if len(s) >= 5}
+        assert secrets  # each seat holds something the others do not see
+        leaks = [s for s in secrets if s in table or s.lower() in table]
+        assert not leaks, f"seat {seat}'s table shows {leaks}, seen only by other seats"
+    await shoot(page, f"{game}-last-seat")
