@@ -369,3 +369,50 @@ async def test_an_http_port_in_use_stops_the_server_only_when_it_was_asked_for()
                     assert await start_http(config, host) is None
             finally:
                 await server.stop(None)
+
+
+async def test_binary_streams_deadlines_and_the_rate_limit_over_http() -> None:
+    store = MemoryStore()
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
+                    http_explicit=True, rate_burst=2, rate_per_second=0.001)
+    server, host, _ = build(config, {"bubblee": registry.game("bubblee")}, store)
+    await server.start()
+    web = await start_http(config, host)
+    assert web is not None
+    base = f"http://127.0.0.1:{web.port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            http = Http(session, base)
+            created = await http.create()
+            # Connect streaming in binary: the same Update messages.
+            request = apb.WatchRequest(game_id=created["gameId"]).SerializeToString()
+            async with session.post(base + GAME + "Watch", data=envelope(0, request),
+                                    headers={"content-type": "application/connect+proto"}
+                                    ) as r:
+                chunk = b""
+                while len(chunk) < 5 or len(chunk) < 5 + struct.unpack(">I", chunk[1:5])[0]:
+                    chunk += await asyncio.wait_for(r.content.readany(), 10)
+            assert bpb.Update.FromString(unenvelope(chunk[:5 + struct.unpack(
+                ">I", chunk[1:5])[0]])[0][1]).HasField("started")
+
+            # connect-timeout-ms is the call's deadline: an idle Watch ends with it.
+            async with session.post(
+                    base + GAME + "Watch",
+                    data=envelope(0, json.dumps({"gameId": created["gameId"],
+                                                 "fromVersion": 1000}).encode()),
+                    headers={"content-type": "application/connect+json",
+                             "connect-timeout-ms": "300"}) as r:
+                _, end = await read_connect_stream(r, 100)
+            assert end is not None and end["error"]["code"] == "deadline_exceeded"
+
+            # The third CreateGame of this HTTP client is over its share: 429, RetryInfo.
+            await http.create()
+            status, body = await http.json(GAME + "CreateGame", {"seats": [
+                {"name": "a"}, {"name": "b"}]})
+            assert status == 429 and body["code"] == "resource_exhausted"
+            assert error_details(body)["google.rpc.ErrorInfo"].reason == "RATE_LIMITED"
+            assert "google.rpc.RetryInfo" in [d["type"] for d in body["details"]]
+    finally:
+        await web.stop()
+        await server.stop(None)
+        await store.close()
