@@ -365,7 +365,8 @@ async def start_http(config: Config, host: Host) -> HttpServer | None:
     addr = config.http_addr
     bind_host, _, port = addr.rpartition(":")
     try:
-        site = web.TCPSite(runner, bind_host.strip("[]") or None, int(port))
+        site = web.TCPSite(runner, bind_host.strip("[]") or None, int(port),
+                           reuse_port=config.reuse_port or None)  # as the gRPC port
         await site.start()
     except (OSError, ValueError):
         await runner.cleanup()

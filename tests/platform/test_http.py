@@ -416,3 +416,23 @@ async def test_binary_streams_deadlines_and_the_rate_limit_over_http() -> None:
         await web.stop()
         await server.stop(None)
         await store.close()
+
+
+async def test_processes_that_share_ports_share_the_http_port_too() -> None:
+    port = free_port()
+    started = []
+    try:
+        for _ in range(2):
+            config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr=f"127.0.0.1:{port}",
+                            http_explicit=True, reuse_port=True)
+            server, host, _ = build(config, {"bubblee": registry.game("bubblee")},
+                                    MemoryStore())
+            await server.start()
+            web = await start_http(config, host)
+            started.append((server, web))
+            assert web is not None and web.port == port
+    finally:
+        for server, web in started:
+            if web:
+                await web.stop()
+            await server.stop(None)
