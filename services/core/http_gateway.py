@@ -24,7 +24,8 @@ import base64
 import json
 import logging
 import struct
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,7 +235,7 @@ class Gateway:
 
     async def _call(self, method: Method, messages: list[bytes],
                     metadata: tuple[tuple[str, str], ...], timeout: float | None
-                    ) -> AsyncIterator[bytes]:
+                    ) -> AsyncGenerator[bytes, None]:
         """The response messages (binary); raises Failure for a status other than OK."""
         try:
             if method.client_streaming:
@@ -301,12 +302,14 @@ class Gateway:
             except ValueError as e:
                 raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
             messages = [codec.decode(p, method.request) for _, p in frames]
-            async for reply in self._call(method, messages, self._metadata(request),
-                                          _connect_timeout(request)):
-                if not prepared:
-                    await response.prepare(request)
-                    prepared = True
-                await response.write(envelope(0, codec.encode(reply, method.response)))
+            # Closed at once when the client leaves: that cancels the gRPC call.
+            async with aclosing(self._call(method, messages, self._metadata(request),
+                                           _connect_timeout(request))) as replies:
+                async for reply in replies:
+                    if not prepared:
+                        await response.prepare(request)
+                        prepared = True
+                    await response.write(envelope(0, codec.encode(reply, method.response)))
         except Failure as f:
             end = {"error": status_json(f)}
         except ConnectionResetError:
@@ -345,9 +348,10 @@ class Gateway:
             except ValueError as e:
                 raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
             timeout = parse_timeout(request.headers.get("grpc-timeout", ""))
-            async for reply in self._call(method, [p for _, p in frames],
-                                          self._metadata(request), timeout):
-                await send(envelope(0, reply))
+            async with aclosing(self._call(method, [p for _, p in frames],
+                                           self._metadata(request), timeout)) as replies:
+                async for reply in replies:
+                    await send(envelope(0, reply))
         except Failure as f:
             trailers = {"grpc-status": str(f.code.value[0]), "grpc-message": f.message}
             if f.details:

@@ -436,3 +436,41 @@ async def test_processes_that_share_ports_share_the_http_port_too() -> None:
             if web:
                 await web.stop()
             await server.stop(None)
+
+
+async def test_a_browser_that_leaves_frees_its_stream() -> None:
+    """With room for one stream, a second Watch opens once the first browser has gone: the
+    gateway cancels the gRPC call of a client that disconnects."""
+    store = MemoryStore()
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
+                    http_explicit=True, max_watches=1)
+    server, host, _ = build(config, {"bubblee": registry.game("bubblee")}, store)
+    await server.start()
+    web = await start_http(config, host)
+    assert web is not None
+    base = f"http://127.0.0.1:{web.port}"
+    watch = {"content-type": "application/connect+json"}
+    try:
+        async with aiohttp.ClientSession() as session:
+            created = await Http(session, base).create()
+            body = envelope(0, json.dumps({"gameId": created["gameId"]}).encode())
+            async with session.post(base + GAME + "Watch", data=body, headers=watch) as r:
+                first, _ = await read_connect_stream(r, 1)
+                assert first
+                async with session.post(base + GAME + "Watch", data=body,
+                                        headers=watch) as busy:
+                    _, end = await read_connect_stream(busy, 1)
+                assert end is not None and end["error"]["code"] == "resource_exhausted"
+        # The first browser has gone (its session closed): a new one gets the stream.
+        for _ in range(50):
+            async with aiohttp.ClientSession() as session, session.post(
+                    base + GAME + "Watch", data=body, headers=watch) as r:
+                updates, end = await read_connect_stream(r, 1)
+            if updates:
+                break
+            await asyncio.sleep(0.1)
+        assert updates and end is None
+    finally:
+        await web.stop()
+        await server.stop(None)
+        await store.close()
