@@ -11,7 +11,7 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast bench bench-streams loadtest lint typecheck protos buf clean
+.PHONY: run test test-fast browser bench bench-streams loadtest lint typecheck protos buf clean
 
 $(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,11 +38,21 @@ $(BUF):
 
 buf: $(BUF)
 
+# gRPC on 127.0.0.1:50051; HTTP (Connect, gRPC-Web, the console) on 127.0.0.1:8080.
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(GEN_STAMP) $(BUF)
+test: $(GEN_STAMP) $(BUF) browser
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The console's browser tests drive Debian's chromium with Playwright (pip installs Playwright;
+# its own browser download is not used). Installed when missing, as root or with sudo -n;
+# where neither works the tests say so and are skipped.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
+browser:
+	@command -v chromium >/dev/null 2>&1 || $(SUDO) apt-get install -y -q chromium >/dev/null 2>&1 \
+	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q chromium >/dev/null 2>&1; } \
+	  || echo "chromium could not be installed (needs root or sudo): the console's browser tests will be skipped"
 
 test-fast: $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)

@@ -25,7 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core import live
 from services.core import log as gamelog
-from services.core.decider import Game, MalformedCommand, RuleError
+from services.core.decider import Game, MalformedCommand, RuleError, Seat
 from services.core.guard import LIMITED, TokenBuckets, Undecodable, peer_address, tolerant
 from services.core.host import (
     SERVER_COMMAND_IDS,
@@ -46,6 +46,7 @@ log = logging.getLogger("arbiter")
 DOMAIN = "arbiter.dev"
 SEAT_TOKEN = "x-seat-token"
 ADMIN_TOKEN = "x-admin-token"
+HTTP_PEER = "x-arbiter-http-peer"  # set by the HTTP gateway (services/core/http_gateway.py)
 MAX_COMMAND_ID = 128
 MAX_GAME_ID = 128
 
@@ -190,10 +191,16 @@ class Admission:
         bucket, wherever it calls from), else the peer's address. Other tokens are not
         identities here: anyone can send a made-up token, and a fresh one per call would
         otherwise mean a fresh bucket per call."""
-        given = str(dict(context.invocation_metadata() or ()).get(ADMIN_TOKEN, ""))
+        md = dict(context.invocation_metadata() or ())
+        given = str(md.get(ADMIN_TOKEN, ""))
         if self.admin_token and hmac.compare_digest(given.encode(), self.admin_token.encode()):
             return "identity:admin"
-        return peer_address(context.peer())
+        peer = context.peer()
+        if peer.startswith("unix:") and HTTP_PEER in md:
+            # The HTTP gateway of this process (its private socket) names the HTTP client;
+            # a TCP caller's own header is never believed.
+            return f"http:{md[HTTP_PEER]}"
+        return peer_address(peer)
 
     def check(self, service: str, method: str, request: Any,
               context: grpc.aio.ServicerContext) -> None:
@@ -340,13 +347,17 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         for i, s in enumerate(request.seats):
             if s.kind not in apb.SeatKind.values():
                 raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
-                               f"seat {i}: no seat kind {s.kind}; use HUMAN or AI", "seats")
-        seats = gamelog.seats_from_pb(request.seats)
-        game_id, tokens, commitment, version = await host.create(game.name, seats,
-                                                                 request.options)
+                               f"seat {i}: no seat kind {s.kind}; use HUMAN, AI or OPEN",
+                               "seats")
+        seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
+                 for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
+                                    strict=True)]
+        made = await host.create_game(game.name, seats, request.options)
         return apb.CreateGameResponse(
-            game_id=game_id, seed_commitment=commitment, version=version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
+            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
+            invitations=[apb.Invitation(seat=s, code=c)
+                         for s, c in sorted(made.invitations.items())])
 
     async def load(game_id: str, context: grpc.aio.ServicerContext, fresh: bool = False
                    ) -> Loaded:
@@ -558,8 +569,27 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     ) -> tuple[str, grpc.GenericRpcHandler]:
     service = "arbiter.v1.Arbiter"
 
-    async def games(request: apb.ListGamesRequest, context: grpc.aio.ServicerContext
+    async def with_lobby(summary: apb.GameSummary) -> apb.GameSummary:
+        """A game created with open seats: who joined, what is still open, and whether it
+        waits or expired (the read model sees only the log, and joins are not in it)."""
+        if summary.status != apb.ACTIVE or all(s.kind != apb.OPEN for s in summary.seats):
+            return summary
+        try:
+            still_open, expired, names = await host.lobby_status(summary.game_id)
+        except NotFound:
+            return summary
+        for seat, name in names.items():
+            summary.seats[seat].kind = apb.HUMAN
+            summary.seats[seat].name = name
+        if still_open:
+            summary.open_seats[:] = still_open
+            summary.status = apb.EXPIRED if expired else apb.WAITING
+            del summary.to_act[:]
+        return summary
+
+    async def games(request_in: apb.ListGamesRequest, context: grpc.aio.ServicerContext
                     ) -> apb.ListGamesResponse:
+        request = request_in
         if request.game and request.game not in host.games:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
                            f"no game named {request.game!r}", "game")
@@ -570,7 +600,15 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         if not 0 < size <= 500:
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
                            "page_size must be between 1 and 500", "page_size")
+        wanted = request.status
+        if wanted in (apb.WAITING, apb.EXPIRED):
+            # The read model knows these as active games; the lobby's state is the host's.
+            request = apb.ListGamesRequest()
+            request.CopyFrom(request_in)
+            request.status = apb.ACTIVE
         page, after = await list_games(request, _page_cursor(request.page_token), size)
+        page = [g for g in [await with_lobby(g) for g in page]
+                if wanted == apb.GAME_STATUS_UNSPECIFIED or g.status == wanted]
         if not host.is_admin(_caller(context, None)):
             # Forks of running games are the admin's: left out (a page may come out short).
             page = [g for g in page if not g.forked_from
@@ -645,6 +683,13 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                    ) -> apb.PingResponse:
         return apb.PingResponse()
 
+    async def join(request: apb.JoinGameRequest, context: grpc.aio.ServicerContext
+                   ) -> apb.JoinGameResponse:
+        joined = await host.join(request.code, request.name)
+        return apb.JoinGameResponse(
+            game_id=joined.game_id, game=joined.game, seat=joined.seat,
+            token=joined.token, open_seats=joined.open_seats, version=joined.version)
+
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
             _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
@@ -658,6 +703,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         "Replay": unary("Replay", replay, apb.ReplayRequest, apb.ReplayResponse),
         "ForkGame": unary("ForkGame", fork, apb.ForkGameRequest, apb.CreateGameResponse),
         "Ping": unary("Ping", ping, apb.PingRequest, apb.PingResponse),
+        "JoinGame": unary("JoinGame", join, apb.JoinGameRequest, apb.JoinGameResponse),
     }
     return service, grpc.method_handlers_generic_handler(service, handlers)
 

@@ -52,7 +52,8 @@ class StaleVersion(Exception):
 
 SPECTATOR = None
 # Command ids the server issues itself (bots, idle seats, rule deadlines); clients may not.
-SERVER_COMMAND_IDS = ("ai:", "idle:", "deadline:")
+SERVER_COMMAND_IDS = ("ai:", "idle:", "deadline:", "join:")
+LOBBY_SECONDS = 3600.0  # how long a game's open seats wait for players (ARBITER_LOBBY_SECONDS)
 MAX_NAME = 64
 MAX_FORK_DEPTH = 100
 CACHE_SIZE = 10_000
@@ -110,9 +111,17 @@ class Loaded:
     ancestors_over: bool = False  # once every game it was forked from is over (it stays so)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     said: Journal = field(init=False)  # the recent events, for View.happened
+    # The lobby (from the store's metadata): seats still open, when they stop waiting (ms
+    # since the epoch), the names the joining players gave. Empty for most games.
+    open_seats: set[int] = field(default_factory=set)
+    lobby_until_ms: int = 0
+    joined: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.said = Journal(self.game)
+
+    def expired(self, now_ms: int) -> bool:
+        return bool(self.open_seats) and now_ms >= self.lobby_until_ms
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,41 @@ class Caller:
     admin_token: str = ""
     seat: int | None = None
     trusted: bool = False
+
+
+@dataclass
+class Created:
+    game_id: str
+    tokens: dict[int, str]  # seat -> token, for HUMAN seats
+    commitment: str
+    version: int
+    invitations: dict[int, str]  # seat -> invitation code, for OPEN seats
+
+
+@dataclass
+class Joined:
+    game_id: str
+    game: str
+    seat: int
+    token: str
+    open_seats: list[int]
+    version: int
+
+
+class LobbyError(RuleError):
+    """A join or a command the lobby refuses (FAILED_PRECONDITION, with a reason)."""
+
+
+class BadInvitation(MalformedCommand):
+    pass
+
+
+def _lobby_from_meta(loaded: Loaded, meta: dict[str, str]) -> None:
+    loaded.open_seats = {int(k[5:]) for k, v in meta.items() if k.startswith("open:")
+                         and v == "1"}
+    loaded.lobby_until_ms = int(meta.get("lobby_until", "0"))
+    loaded.joined = {int(k[5:]): v for k, v in meta.items() if k.startswith("name:")}
+    loaded.tokens.update({k[4:]: int(v) for k, v in meta.items() if k.startswith("tok:")})
 
 
 @dataclass
@@ -156,6 +200,8 @@ class Host:
         self.on_append: Appended | None = None
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self.cpu = CpuPool()  # re-running whole histories happens off the event loop
+        self.lobby_seconds = LOBBY_SECONDS
+        self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
 
     # ---- identity -----------------------------------------------------------------------
 
@@ -191,6 +237,13 @@ class Host:
     async def create(
         self, game_name: str, seats: Sequence[Seat], options: Any, forked_from: str = ""
     ) -> tuple[str, dict[int, str], str, int]:
+        made = await self.create_game(game_name, seats, options, forked_from)
+        return made.game_id, made.tokens, made.commitment, made.version
+
+    async def create_game(self, game_name: str, seats: Sequence[Seat], options: Any,
+                          forked_from: str = "") -> Created:
+        """A new game. Seats of kind "open" get an invitation code instead of a token; the
+        game takes no command until JoinGame has filled them."""
         game = self.games[game_name]
         if not game.min_seats <= len(seats) <= game.max_seats:
             raise MalformedCommand(
@@ -205,16 +258,26 @@ class Host:
                                        f"choose one of {sorted(game.bots)}", "seats")
         seed = secrets.token_bytes(32)
         game_id = new_game_id(game_name)
-        events = game.setup(options, seats, Rng(seed, 0))
+        # The rules see an open seat as the human it will be.
+        events = game.setup(options, [Seat(s.name, "human") if s.kind == "open" else s
+                                      for s in seats], Rng(seed, 0))
+        kinds = {"ai": apb.AI, "open": apb.OPEN}
+        now_ms = self.clock_ms()
         started = apb.GameStarted(
             game=game_name, game_id=game_id, options=options.SerializeToString(),
-            seats=[apb.Seat(name=s.name, kind=apb.AI if s.kind == "ai" else apb.HUMAN,
-                            bot=s.bot) for s in seats],
+            seats=[apb.Seat(name=s.name, kind=kinds.get(s.kind, apb.HUMAN), bot=s.bot)
+                   for s in seats],
             seed_commitment=gamelog.commitment(seed), forked_from=forked_from,
-            created_unix_ms=int(time.time() * 1000))
-        tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats) if s.kind != "ai"}
+            created_unix_ms=now_ms)
+        tokens = {i: secrets.token_urlsafe(24) for i, s in enumerate(seats) if s.kind == "human"}
+        invitations = {i: f"{game_id}.{secrets.token_urlsafe(12)}"
+                       for i, s in enumerate(seats) if s.kind == "open"}
         meta = {"game": game_name, "seed": seed.hex(), "status": "active"}
         meta.update({f"tok:{token_hash(t)}": str(i) for i, t in tokens.items()})
+        if invitations:
+            meta["lobby_until"] = str(now_ms + int(self.lobby_seconds * 1000))
+            meta.update({f"inv:{token_hash(c)}": str(i) for i, c in invitations.items()})
+            meta.update({f"open:{i}": "1" for i in invitations})
         state = None
         for e in events:
             state = game.evolve(state, e)
@@ -223,13 +286,80 @@ class Host:
                     for i, e in enumerate(events)]
         appended = await self.store.append(
             game_id, [e.SerializeToString() for e in entries], 0, "", meta)
-        loaded = Loaded(game, game_id, list(seats), seed,
+        loaded = Loaded(game, game_id, gamelog.seats_from_pb(started.seats), seed,
                         {token_hash(t): i for i, t in tokens.items()}, state,
                         appended.last_version, False)
         loaded.said.feed_all(entries)
+        _lobby_from_meta(loaded, meta)
         self._remember(loaded)
         self._hand_to_ai(loaded)
-        return game_id, tokens, started.seed_commitment, appended.last_version
+        return Created(game_id, tokens, started.seed_commitment, appended.last_version,
+                       invitations)
+
+    # ---- the lobby ---------------------------------------------------------------------
+
+    async def join(self, code: str, name: str) -> Joined:
+        """Take the open seat an invitation code names; the seat's token is made here.
+
+        The join is an append of no entries under the command id join:<seat>: the store
+        keeps one per id, so of two players using one code at once (on any server) one gets
+        the seat and the other SEAT_TAKEN."""
+        game_id, dot, secret = code.rpartition(".")
+        if not dot or not game_id or not secret or len(code) > 256:
+            raise BadInvitation("BAD_INVITATION", "this is not an invitation code (they look "
+                                "like <game id>.<secret>)", "code")
+        if len(name) > MAX_NAME:
+            raise MalformedCommand("NAME_TOO_LONG", f"names are {MAX_NAME} characters at most",
+                                   "name")
+        try:
+            loaded = await self.load(game_id, fresh=True)
+        except NotFound:
+            raise BadInvitation("BAD_INVITATION", "no game of this server has this "
+                                "invitation code", "code") from None
+        async with loaded.lock:  # (joins on this server one at a time: each reads the last)
+            meta = await self.store.meta(game_id)
+            seat_text = meta.get(f"inv:{token_hash(code)}")
+            if seat_text is None:
+                raise BadInvitation("BAD_INVITATION", "no game of this server has this "
+                                    "invitation code", "code")
+            seat = int(seat_text)
+            _lobby_from_meta(loaded, meta)
+            if seat not in loaded.open_seats:
+                raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
+            if loaded.expired(self.clock_ms()):
+                raise LobbyError("GAME_EXPIRED", "this game waited for its players longer "
+                                 "than the server's lobby time and expired")
+            token = secrets.token_urlsafe(24)
+            joined_meta = {f"open:{seat}": "0", f"tok:{token_hash(token)}": str(seat),
+                           f"name:{seat}": name}
+            appended = await self.store.append(game_id, [], loaded.version, f"join:{seat}",
+                                               joined_meta)
+            if appended.duplicate:
+                raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
+            _lobby_from_meta(loaded, {**meta, **joined_meta})
+            self._hand_to_ai(loaded)  # the last join starts the game
+            return Joined(game_id, loaded.game.name, seat, token, sorted(loaded.open_seats),
+                          loaded.version)
+
+    async def _refresh_lobby(self, loaded: Loaded) -> None:
+        """While seats are open, another server may have filled them: read the metadata."""
+        if loaded.open_seats:
+            _lobby_from_meta(loaded, await self.store.meta(loaded.game_id))
+
+    def _check_started(self, loaded: Loaded) -> None:
+        if not loaded.open_seats:
+            return
+        if loaded.expired(self.clock_ms()):
+            raise LobbyError("GAME_EXPIRED", "this game's open seats were not filled in time; "
+                             "it expired and takes no command")
+        seats = ", ".join(str(s) for s in sorted(loaded.open_seats))
+        raise LobbyError("WAITING_FOR_PLAYERS", f"the game starts when every seat is filled; "
+                         f"still open: {seats} (JoinGame with their invitation codes)")
+
+    async def lobby_status(self, game_id: str) -> tuple[list[int], bool, dict[int, str]]:
+        """(open seats, expired, names joined) of a game, for listings."""
+        loaded = await self.load(game_id)
+        return sorted(loaded.open_seats), loaded.expired(self.clock_ms()), dict(loaded.joined)
 
     # ---- loading -----------------------------------------------------------------------
 
@@ -264,9 +394,12 @@ class Host:
                     await self.store.read(game_id, start, snap[0] - start)))
             METRICS.loads(game.name).inc()
             self._fold(loaded, entries)
+            _lobby_from_meta(loaded, meta)
             self._remember(loaded)
-        elif fresh:
-            await self._catch_up(loaded)
+        else:
+            await self._refresh_lobby(loaded)
+            if fresh:
+                await self._catch_up(loaded)
         return loaded
 
     def _fold(self, loaded: Loaded, entries: Sequence[apb.LogEntry]) -> int:
@@ -344,6 +477,7 @@ class Host:
         expected_version: int | None,
     ) -> ActResult:
         game = loaded.game
+        self._check_started(loaded)
         if command.WhichOneof("kind") is None:
             raise MalformedCommand("NO_COMMAND", "the command names no action", "command")
         for _ in range(APPEND_RETRIES):
@@ -469,7 +603,7 @@ class Host:
     # ---- AI seats ----------------------------------------------------------------------
 
     def _hand_to_ai(self, loaded: Loaded) -> None:
-        if loaded.finished or self.ai_dispatch is None:
+        if loaded.finished or self.ai_dispatch is None or loaded.open_seats:
             return
         for seat in loaded.game.to_act(loaded.state):
             if loaded.seats[seat].kind == "ai":

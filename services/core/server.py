@@ -11,8 +11,10 @@ import errno
 import ipaddress
 import logging
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,10 @@ log = logging.getLogger("arbiter")
 @dataclass
 class Config:
     grpc_addr: str = "127.0.0.1:50051"
+    # HTTP for browsers and curl (Connect, gRPC-Web, the console); empty: none. The
+    # environment's default is 127.0.0.1:8080 (`http_explicit` says whether it was set).
+    http_addr: str = ""
+    http_explicit: bool = False
     metrics_addr: str = "127.0.0.1:9464"
     redis_url: str = ""  # empty: the embedded store
     broker_url: str = ""  # empty: AI turns run in process
@@ -62,6 +68,7 @@ class Config:
     reuse_port: bool = False  # share the gRPC port with another process (SO_REUSEPORT)
     health_addr: str = ""  # a plaintext port serving only grpc.health.v1 (probes without TLS)
     max_connection_age_s: float = 0  # 0: none; else clients reconnect and re-resolve DNS
+    lobby_seconds: float = 3600.0  # how long open seats wait for players before the game expires
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -69,6 +76,8 @@ class Config:
         c = cls()
         c.grpc_addr = env.get("ARBITER_GRPC_ADDR", c.grpc_addr)
         c.metrics_addr = env.get("ARBITER_METRICS_ADDR", c.metrics_addr)
+        c.http_explicit = "ARBITER_HTTP_ADDR" in env
+        c.http_addr = env.get("ARBITER_HTTP_ADDR", "127.0.0.1:8080")
         c.redis_url = env.get("ARBITER_REDIS_URL", "")
         c.broker_url = env.get("ARBITER_BROKER_URL", "")
         c.admin_token = env.get("ARBITER_ADMIN_TOKEN", "")
@@ -85,6 +94,7 @@ class Config:
         c.reuse_port = env.get("ARBITER_GRPC_REUSE_PORT", "") == "1"
         c.health_addr = env.get("ARBITER_HEALTH_ADDR", "")
         c.max_connection_age_s = float(env.get("ARBITER_GRPC_MAX_CONNECTION_AGE", 0) or 0)
+        c.lobby_seconds = float(env.get("ARBITER_LOBBY_SECONDS", c.lobby_seconds))
         return c
 
 
@@ -99,7 +109,8 @@ PLACEHOLDER_WORDS = ("changeme", "changethis", "replaceme", "placeholder", "exam
                      "yourtoken", "yoursecret", "youradmintoken", "insertsecret")
 
 
-def check_admin_token(token: str, grpc_addr: str) -> None:
+def check_admin_token(token: str, grpc_addr: str, variable: str = "ARBITER_GRPC_ADDR"
+                      ) -> None:
     """Refuse a token anyone could guess, and an exposed server without one. The sentences
     never repeat the token: it may be a real secret that is merely too short."""
     advice = (f"set it to a random value of at least {MIN_ADMIN_TOKEN} characters "
@@ -107,7 +118,7 @@ def check_admin_token(token: str, grpc_addr: str) -> None:
     if not token:
         if listens_beyond_loopback(grpc_addr):
             raise ConfigError(f"ARBITER_ADMIN_TOKEN is empty while the server listens beyond "
-                              f"this machine (ARBITER_GRPC_ADDR={grpc_addr}); {advice}, or "
+                              f"this machine ({variable}={grpc_addr}); {advice}, or "
                               "listen on 127.0.0.1.")
         return
     if len(token) < MIN_ADMIN_TOKEN:
@@ -264,6 +275,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
     credentials = server_credentials(config)
     host = Host(store or open_store(config), games, config.admin_token)
+    host.lobby_seconds = config.lobby_seconds
     hub = live.Hub(host)  # Watch and Play streams
     _HUBS[host] = hub
     host.ai_dispatch = in_process_ai
@@ -301,11 +313,76 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
             watch_store(host.store, health_servicer, ["", *names], config.health_seconds))
         _background.add(watcher)
         watcher.add_done_callback(_background.discard)
+    if config.http_addr:
+        # The HTTP gateway calls this server through a socket only this user can open.
+        folder = tempfile.mkdtemp(prefix="arbiter-http-")
+        target = f"unix:{os.path.join(folder, 'grpc.sock')}"
+        server.add_insecure_port(target)
+        _HTTP[host] = (target, [*names, health.SERVICE_NAME], folder)
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
     hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
     port = listen(server, config.grpc_addr, credentials, hint)
     return server, host, port
+
+
+_HTTP: weakref.WeakKeyDictionary[Host, tuple[str, list[str], str]] = \
+    weakref.WeakKeyDictionary()
+
+
+class HttpServer:
+    """The HTTP port: the gateway's routes and the console, on aiohttp."""
+
+    def __init__(self, runner: Any, gateway: Any, folder: str, port: int) -> None:
+        self.runner, self.gateway, self.folder, self.port = runner, gateway, folder, port
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.gateway.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+async def start_http(config: Config, host: Host) -> HttpServer | None:
+    """Serve HTTP on config.http_addr for a server `build` made with it (after its start).
+    A port in use stops the server when ARBITER_HTTP_ADDR was set; at the default address
+    the server goes on without HTTP, with a warning."""
+    if host not in _HTTP:
+        return None
+    from aiohttp import web
+
+    from services.console import console_routes
+    from services.core.http_gateway import Gateway
+
+    target, services, folder = _HTTP[host]
+    gateway = Gateway(target, services)
+    app = web.Application(client_max_size=MAX_HTTP_BODY)
+    app.add_routes(console_routes())
+    app.add_routes(gateway.routes())
+    # A browser that leaves cancels its handler, and so its Watch or Play call.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                           handler_cancellation=True)
+    await runner.setup()
+    addr = config.http_addr
+    bind_host, _, port = addr.rpartition(":")
+    try:
+        site = web.TCPSite(runner, bind_host.strip("[]") or None, int(port),
+                           reuse_port=config.reuse_port or None)  # as the gRPC port
+        await site.start()
+    except (OSError, ValueError):
+        await runner.cleanup()
+        await gateway.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        failure = _bind_failure("serve HTTP", addr, "; set ARBITER_HTTP_ADDR to a free one, "
+                                "or to an empty value for no HTTP")
+        if config.http_explicit:
+            raise failure from None
+        log.warning("%s The server goes on without HTTP.", failure)
+        return None
+    bound = runner.addresses[0][1] if runner.addresses else int(port)  # for port 0
+    return HttpServer(runner, gateway, folder, bound)
+
+
+MAX_HTTP_BODY = 4 * 1024 * 1024
 
 
 def health_only_server(config: Config, servicer: health.aio.HealthServicer) -> grpc.aio.Server:
@@ -329,6 +406,8 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
     """Run until terminated (0); a ConfigError (a sentence) before anything is served; 1 when
     the store cannot be reached at start."""
     check_admin_token(config.admin_token, config.grpc_addr)
+    if config.http_addr:
+        check_admin_token(config.admin_token, config.http_addr, "ARBITER_HTTP_ADDR")
     if config.broker_url:  # a broker that cannot work stops the server here, with a reason
         from services.workers.celery_app import check, result_backend
 
@@ -338,6 +417,12 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
                 "store, and the embedded store lives inside this server (unset the broker to "
                 "play AI turns in process)")
         check(config.broker_url, config.redis_url, result_backend(config.broker_url))
+    # From here on a SIGTERM (a rolling update) or Ctrl-C stops the server cleanly, even one
+    # that arrives while it starts (it stops once started).
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
     servicer = health.aio.HealthServicer()
     try:
         server, host, port = build(config, games, health_servicer=servicer)
@@ -347,16 +432,16 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
     probes = health_only_server(config, servicer) if config.health_addr else None
     start_metrics(config.metrics_addr)
     await server.start()
+    http = await start_http(config, host)
     if probes:
         await probes.start()
     await workers_of(host).start()
     log.info("arbiter serving %s on %s (%s; metrics on %s, store: %s)", ", ".join(games),
              config.grpc_addr, "TLS" if config.tls_cert else "plaintext", config.metrics_addr,
              "redis" if config.redis_url else "embedded")
-    loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):  # a rolling update, or Ctrl-C
-        loop.add_signal_handler(sig, stopping.set)
+    if http:
+        log.info("HTTP on %s: Connect, gRPC-Web, and the console at http://%s/",
+                 config.http_addr, config.http_addr)
     try:
         await stopping.wait()
         log.info("stopping: calls in progress have %s s to finish", SHUTDOWN_GRACE_S)
@@ -364,6 +449,8 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
             await probes.stop(None)
         # Streams end with OK (clients reopen from their version elsewhere), not a reset.
         await shutdown(server, host, SHUTDOWN_GRACE_S)
+        if http:
+            await http.stop()
     finally:
         await workers_of(host).stop()
         await host.store.close()

@@ -288,8 +288,13 @@ async def test_a_client_may_not_take_the_servers_own_command_ids(client: Client)
     created = await client.create(ai_second=True)
     token = created.tokens[0].token
     view = await client.view(created.game_id, token)
+    for _ in range(100):  # when the bot moves first, wait for its move (the version moves)
+        if list(view.to_act) == [0]:
+            break
+        await asyncio.sleep(0.05)
+        view = await client.view(created.game_id, token)
     command = (await client.legal(created.game_id, token)).commands[0]
-    for prefix in ("ai", "idle", "deadline"):
+    for prefix in ("ai", "idle", "deadline", "join"):
         taken = f"{prefix}:{created.game_id}:{view.version + 1}:1"
         reason, _, fields = await rejected(client.act(created.game_id, token, command, taken),
                                            grpc.StatusCode.INVALID_ARGUMENT)

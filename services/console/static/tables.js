@@ -1,0 +1,280 @@
+// Each game's table in SVG, drawn from the seat's view (proto3 JSON: absent = zero or hidden).
+"use strict";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+
+function esc(s) {
+  return String(s).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+}
+
+// A short text for any value of a view: objects as "key value" pairs, lists joined.
+function label(v) {
+  if (v === undefined || v === null) return "";
+  if (Array.isArray(v)) return v.map(label).join(", ");
+  if (typeof v === "object") {
+    // Unset values (an unspecified enum, an empty list or text, false) say nothing; a 0 may
+    // be a seat or a column, so it stays.
+    const said = Object.entries(v).filter(([, x]) => !(x === "" || x === false ||
+      (Array.isArray(x) && !x.length) || String(x).endsWith("_UNSPECIFIED")));
+    return said.map(([k, x]) => typeof x === "object" ? `${k}(${label(x)})` : `${k} ${x}`).join(" ");
+  }
+  return String(v);
+}
+
+class Canvas {
+  constructor(width) { this.width = width; this.y = 10; this.parts = []; }
+  add(s) { this.parts.push(s); }
+  text(x, y, s, opts = {}) {
+    this.add(`<text x="${x}" y="${y}" fill="${opts.fill || "#f4f1e8"}" font-size="${opts.size || 13}"` +
+      `${opts.bold ? ' font-weight="bold"' : ""}${opts.anchor ? ` text-anchor="${opts.anchor}"` : ""}>${esc(s)}</text>`);
+  }
+  rect(x, y, w, h, fill, opts = {}) {
+    this.add(`<rect x="${x}" y="${y}" width="${w}" height="${h}" rx="${opts.rx ?? 5}" fill="${fill}"` +
+      ` stroke="${opts.stroke || "#0006"}"${opts.title ? ` data-label="${esc(opts.title)}"` : ""}>` +
+      `${opts.title ? `<title>${esc(opts.title)}</title>` : ""}</rect>`);
+  }
+  circle(x, y, r, fill, title) {
+    this.add(`<circle cx="${x}" cy="${y}" r="${r}" fill="${fill}" stroke="#0008">` +
+      `${title ? `<title>${esc(title)}</title>` : ""}</circle>`);
+  }
+  // A zone: a title, then its items as cards (wrapping), face-down ones as backs.
+  zone(title, items, opts = {}) {
+    const cardW = opts.cardW || 118, cardH = opts.cardH || 46, pad = 8;
+    const perRow = Math.max(1, Math.floor((this.width - 20) / (cardW + pad)));
+    this.text(10, this.y + 14, title, { bold: true });
+    this.y += 22;
+    const list = items.length ? items : [{ text: opts.empty || "(none)", empty: true }];
+    list.forEach((item, i) => {
+      const x = 10 + (i % perRow) * (cardW + pad);
+      const y = this.y + Math.floor(i / perRow) * (cardH + pad);
+      if (item.empty) { this.text(x, y + 16, item.text, { fill: "#9fb8ad", size: 12 }); return; }
+      const fill = item.back ? "#6c4f86" : (item.fill || "#fdf8ea");
+      this.rect(x, y, cardW, cardH, fill, { title: item.title || item.text });
+      const words = wrap(item.text, Math.floor(cardW / 6.6));
+      words.slice(0, 3).forEach((line, k) => this.text(x + 5, y + 15 + k * 13, line,
+        { fill: item.back ? "#fff" : "#1d2330", size: 11 }));
+    });
+    this.y += Math.ceil(list.length / perRow) * (cardH + pad) + 6;
+  }
+  svg() {
+    return `<svg xmlns="${SVGNS}" class="table" viewBox="0 0 ${this.width} ${this.y + 10}">${this.parts.join("")}</svg>`;
+  }
+}
+
+function wrap(s, width) {
+  const lines = [];
+  let line = "";
+  for (const word of String(s).split(/\s+/)) {
+    if ((line + " " + word).trim().length > width && line) { lines.push(line); line = word; }
+    else line = (line + " " + word).trim();
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+// An enum's name in lower case; "" for an unspecified (hidden or unset) value.
+function named(v) { return v && !String(v).endsWith("UNSPECIFIED") ? String(v).toLowerCase() : ""; }
+
+function seatName(seats, i) {
+  const s = (seats || [])[i];
+  return s && s.name ? `${s.name} (seat ${i})` : `seat ${i}`;
+}
+
+// ---- Bubblee Pop: the shared sky between the two planets ------------------------------------
+
+const BUBBLEE_COLOURS = {
+  COLOUR_RED: "#e0443a", COLOUR_PURPLE: "#8e4fc7", COLOUR_BLUE: "#3a7be0",
+  COLOUR_GREEN: "#3fae4f", COLOUR_YELLOW: "#f2c531", COLOUR_BLACK: "#222",
+};
+
+function bubblee(view, seats) {
+  const c = new Canvas(560);
+  const cell = 44, left = 170;
+  const planets = view.planets || [];
+  const grid = (top, cells, rows, title, flip) => {
+    c.text(10, top + rows * cell / 2, title, { bold: true });
+    for (let r = 0; r < rows; r++) {
+      for (let col = 0; col < 5; col++) {
+        const row = flip ? r : rows - 1 - r; // planet 0 grows downwards towards its sky row
+        const colour = (cells || [])[row * 5 + col];
+        const x = left + col * cell, y = top + r * cell;
+        c.rect(x, y, cell - 4, cell - 4, "#1b5a46", { rx: 8 });
+        if (colour && colour !== "COLOUR_UNSPECIFIED") {
+          c.circle(x + cell / 2 - 2, y + cell / 2 - 2, cell / 2 - 6, BUBBLEE_COLOURS[colour],
+            `${colour.slice(7).toLowerCase()} at column ${col}, row ${row}`);
+        }
+      }
+    }
+  };
+  const sky = view.sky || [];
+  const planetTitle = i => view.options && view.options.level ? (i === 0 ? "your planet" : "target") : seatName(seats, i);
+  // Top: planet 1 (its ground at the top); middle: the sky; bottom: planet 0.
+  grid(c.y, (planets[1] || {}).cells, 4, planetTitle(1), true);
+  c.y += 4 * cell + 8;
+  c.text(10, c.y + cell, "sky", { bold: true });
+  for (let r = 0; r < 2; r++) {
+    for (let col = 0; col < 5; col++) {
+      const row = 1 - r;
+      const colour = sky[row * 5 + col];
+      const x = left + col * cell, y = c.y + r * cell;
+      c.rect(x, y, cell - 4, cell - 4, "#22364f", { rx: 20 });
+      if (colour && colour !== "COLOUR_UNSPECIFIED") {
+        c.circle(x + cell / 2 - 2, y + cell / 2 - 2, cell / 2 - 6, BUBBLEE_COLOURS[colour],
+          `${colour.slice(7).toLowerCase()} in the sky, column ${col}, row ${row}`);
+      }
+    }
+  }
+  c.y += 2 * cell + 8;
+  grid(c.y, (planets[0] || {}).cells, 4, planetTitle(0), false);
+  c.y += 4 * cell + 10;
+  const scores = view.scores || [];
+  c.text(10, c.y + 14, `scores: ${scores.map((s, i) => `${seatName(seats, i)} ${s || 0}`).join(" · ")}`);
+  c.y += 22;
+  if (view.drawn && view.drawn !== "COLOUR_UNSPECIFIED") {
+    c.text(10, c.y + 14, "drawn:");
+    c.circle(80, c.y + 10, 10, BUBBLEE_COLOURS[view.drawn], `drawn ${view.drawn}`);
+    c.y += 24;
+  }
+  c.text(10, c.y + 14, `phase ${(view.phase || "").replace("PHASE_", "").toLowerCase()} · bag ${view.bagSize || 0}` +
+    `${(view.pool || []).length ? " · powers " + view.pool.map(p => p.slice(7).toLowerCase()).join(", ") : ""}`);
+  c.y += 20;
+  return c.svg();
+}
+
+// ---- Bubble and Shadow: screens, pacts and the soul ----------------------------------------
+
+function tokens(list) { return (list || []).map(t => `${t.count || 0} ${String(t.token || "").toLowerCase()}`).join(", "); }
+function pact(p) { return p ? `pact ${p.id || 0}${p.blank ? " (blank)" : ""}: ${(p.ends || []).map(e => `${e.quantity || 0} ${String(e.token).toLowerCase()}`).join(" / ")}` : ""; }
+
+function bubbleShadow(view, seats) {
+  const c = new Canvas(760);
+  c.text(10, c.y + 12, `round ${view.round || 0} · ${String(view.stage || "").replace("STAGE_", "").toLowerCase()} · magician ${seatName(seats, view.magician || 0)}`);
+  c.y += 22;
+  for (const p of view.players || []) {
+    const s = p.seat || 0;
+    c.zone(`${seatName(seats, s)} — soul ${p.soul || 0}${p.satisfied ? " · satisfied" : ""}`, [
+      { text: `in front: ${tokens(p.front) || "nothing"}`, fill: "#e8f1ff" },
+      p.behind && p.behind.length ? { text: `behind the screen: ${tokens(p.behind)}`, fill: "#f3e5ff" }
+        : { text: `screen: ${p.behindCount || 0} tokens`, back: true },
+      ...(p.hand || []).map(h => ({ text: pact(h) })),
+      ...Array.from({ length: (p.hand || []).length ? 0 : (p.handCount || 0) }, () => ({ text: "pact", back: true })),
+      ...(p.pacts || []).map(sp => ({ text: `signed pact ${sp.card || 0} with ${seatName(seats, sp.mortal || 0)}`, fill: "#fff1c9" })),
+    ], { cardW: 170 });
+  }
+  if (view.pending) c.zone("pact on the table", [{ text: `${pact(view.pending.card)} from ${seatName(seats, view.pending.magician || 0)} to ${seatName(seats, view.pending.mortal || 0)}`, fill: "#fff1c9" }], { cardW: 360 });
+  c.zone("public pacts", (view.publicPacts || []).map(p => ({ text: pact(p) })), { cardW: 170 });
+  return c.svg();
+}
+
+// ---- Moody Bear Kingdom: hands and the response stack --------------------------------------
+
+function card(cd) { return cd ? label(cd) : ""; }
+
+function moodyBear(view, seats) {
+  const c = new Canvas(760);
+  c.text(10, c.y + 12, `${String(view.phase || "").toLowerCase()} · ${seatName(seats, view.turn || 0)} to play · deck ${view.deckSize || 0}${named(view.team) ? " · your team " + named(view.team) : ""}`);
+  c.y += 22;
+  for (const p of view.players || []) {
+    const s = p.seat || 0;
+    if (s === view.seat) continue;
+    const shown = (p.revealedHand || []).map(cd => ({ text: card(cd) }));
+    c.zone(`${seatName(seats, s)}${named(p.team) ? " · " + named(p.team) : ""}`,
+      shown.length ? shown : Array.from({ length: p.handSize || 0 }, () => ({ text: "card", back: true })),
+      { cardW: 60, cardH: 40 });
+  }
+  if (view.window) {
+    const w = view.window;
+    c.zone(`response stack (window ${w.id || 0}; waiting for ${(w.waiting || []).map(s => seatName(seats, s)).join(", ") || "nobody"})`,
+      (w.stack || []).map(e => ({ text: `${String(e.kind || "").toLowerCase()} by ${seatName(seats, e.seat || 0)} ${e.play ? label(e.play) : ""}`, fill: "#ffe1d6" })),
+      { cardW: 220, empty: "(empty)" });
+  }
+  if (view.trade) c.zone("trade", [{ text: `${seatName(seats, view.trade.seat || 0)} offers ${seatName(seats, view.trade.target || 0)} ${view.trade.card ? card(view.trade.card) : "a card"}` }], { cardW: 360 });
+  c.zone("discard", (view.discard || []).slice(-6).map(cd => ({ text: card(cd), fill: "#eee" })));
+  if (view.seat !== undefined) c.zone("your hand", (view.hand || []).map(cd => ({ text: card(cd) })));
+  return c.svg();
+}
+
+// ---- Shadow Council: the zones' tracks and the clues ---------------------------------------
+
+function shadowCouncil(view, seats) {
+  const c = new Canvas(760);
+  c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${named(view.event) ? " · event " + named(view.event) : ""}`);
+  c.y += 24;
+  const zones = [["military", view.military], ["economy", view.economy], ["strategy", view.strategy], ["shadow alley", view.shadowAlley]];
+  zones.forEach(([name, value], i) => {
+    const x = 10 + i * 185;
+    c.rect(x, c.y, 175, 60, "#234a6b", { title: `${name} ${value || 0}` });
+    c.text(x + 8, c.y + 20, name, { bold: true });
+    c.text(x + 8, c.y + 46, String(value || 0), { size: 22 });
+  });
+  c.y += 72;
+  c.zone("seats", (view.seats || []).map(s => ({
+    text: `${seatName(seats, s.seat || 0)} ${s.alive === false ? "✝" : ""} gold ${s.gold || 0} · ${s.handSize || 0} cards · ${named(s.publicIdentity)}${named(s.shadowIdentity) ? " / shadow " + named(s.shadowIdentity) : ""}`,
+    fill: s.alive === false ? "#bbb" : "#fdf8ea",
+  })), { cardW: 240 });
+  c.zone("your hand", (view.hand || []).map(cd => ({ text: label(cd) })), { cardW: 170 });
+  c.zone("your clues", (view.clues || []).map(cl => ({ text: label(cl), fill: "#e5f5e0" })), { cardW: 240 });
+  c.zone("public facts", (view.facts || []).map(f => ({ text: label(f), fill: "#eee" })), { cardW: 240 });
+  return c.svg();
+}
+
+// ---- Eila and Something Shiny: cards, dice, resources and the mine -------------------------
+
+function eila(view) {
+  const c = new Canvas(760);
+  c.text(10, c.y + 12, `chapter ${view.chapter || 0} · day ${view.day || 0} · ${view.phase || ""} · HP ${view.hp || 0}/${view.maxHp || 0}`);
+  c.y += 22;
+  const storage = Object.entries(view.storage || {});
+  c.zone("resources", storage.map(([k, v]) => ({ text: `${k} ${v}`, fill: "#e8f1ff" })), { cardW: 110, cardH: 30 });
+  const cardOf = cv => ({ text: `${cv.title || cv.id || ""}: ${cv.text || ""}`, fill: { green: "#dff3df", blue: "#dde8fb", red: "#fbdede" }[cv.color] || "#fdf8ea", title: cv.text });
+  if (view.present) {
+    c.zone("present card", [cardOf(view.present)], { cardW: 360, cardH: 60 });
+    c.zone("its options", (view.present.options || []).map(o => ({ text: label(o), fill: "#fff7d6" })), { cardW: 240, cardH: 46 });
+  }
+  if (view.location) c.zone("location", [cardOf(view.location)], { cardW: 360, cardH: 60 });
+  if (view.combat) {
+    const cb = view.combat;
+    c.text(10, c.y + 14, `combat: ${cb.enemy || ""} (${cb.enemyValue || 0}) against ${cb.total || 0}`, { bold: true });
+    c.y += 22;
+    const die = (x, value, colour, name) => {
+      c.rect(x, c.y, 40, 40, colour, { rx: 8, title: `${name} die ${value}` });
+      c.text(x + 20, c.y + 27, value < 0 ? "–" : String(value), { anchor: "middle", size: 18, fill: "#fff", bold: true });
+    };
+    die(10, cb.red || 0, "#c0392b", "red");
+    die(60, cb.green === undefined ? 0 : cb.green, "#27ae60", "green");
+    c.y += 50;
+  }
+  c.zone("items", (view.items || []).map(t => ({ text: t })));
+  c.zone("support cards", (view.supports || []).map(t => ({ text: t, fill: "#dde8fb" })));
+  c.zone("habits", (view.habits || []).map(t => ({ text: t, fill: "#f3e5ff" })));
+  c.zone("offers", (view.offers || []).map(cardOf), { cardW: 240 });
+  if (view.mine) {
+    const m = view.mine;
+    c.text(10, c.y + 14, `mine: Eila at (${m.x || 0}, ${m.y || 0}) · ${m.movesLeft || 0} moves left`, { bold: true });
+    c.y += 22;
+    const cells = m.cells || [];
+    const size = 34;
+    cells.forEach(cell => {
+      const x = 10 + (cell.x || 0) * size, y = c.y + (cell.y || 0) * size;
+      const here = (cell.x || 0) === (m.x || 0) && (cell.y || 0) === (m.y || 0);
+      c.rect(x, y, size - 3, size - 3, here ? "#f2c531" : "#5b4a3a", { rx: 3, title: label(cell) });
+    });
+    const rows = Math.max(0, ...cells.map(cl => (cl.y || 0) + 1));
+    c.y += rows * size + 8;
+  }
+  c.zone("upcoming", [{ text: `${view.upcomingCount || 0} cards`, back: true }, ...(view.upcomingTop || []).map(t => ({ text: t }))]);
+  return c.svg();
+}
+
+const TABLES = {
+  bubblee: bubblee,
+  bubble_shadow: bubbleShadow,
+  moody_bear: moodyBear,
+  shadow_council: shadowCouncil,
+  eila: eila,
+};
+
+function drawTable(game, view, seats) {
+  const draw = TABLES[game];
+  return draw ? draw(view || {}, seats || []) : `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`;
+}

@@ -1,0 +1,387 @@
+"""HTTP for browsers and curl: the Connect protocol and gRPC-Web, on the same services.
+
+The gateway holds no game logic and no per-method code. It looks every method up in the
+protobuf descriptors of the services the server registered, turns an HTTP request into a call
+on the in-process gRPC server (over a private unix socket, so the call passes through exactly
+the handlers, limits, auth and error mapping a gRPC client meets), and turns the answer back
+into the HTTP framing the client spoke:
+
+  - Connect unary: `application/json` or `application/proto` bodies; an error is an HTTP
+    status and a JSON body {code, message, details: [{type, value, debug}]}.
+  - Connect streaming: `application/connect+json` / `+proto`, enveloped messages then an
+    end-of-stream JSON message carrying the error, if any.
+  - gRPC-Web: `application/grpc-web(+proto)` and `application/grpc-web-text`, messages then a
+    trailer frame with grpc-status, grpc-message and grpc-status-details-bin.
+
+HTTP/1.1 has no full-duplex calls: a client-streaming or bidirectional method (Play) takes the
+whole request body as the client's messages, then the stream goes on pushing (half duplex). A
+browser therefore opens Play with `open` alone and sends its commands with unary Act.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import struct
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from aiohttp import web
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf.message import DecodeError, Message
+from google.rpc import status_pb2
+
+from services.core.grpc_api import ADMIN_TOKEN, HTTP_PEER, SEAT_TOKEN
+
+log = logging.getLogger("arbiter")
+
+# Request headers passed on as call metadata (the tokens); everything else stays at the edge.
+FORWARDED = (SEAT_TOKEN, ADMIN_TOKEN)
+MAX_BODY = 4 * 1024 * 1024  # gRPC's default largest message
+
+# Connect's names of the gRPC codes, and the HTTP status of a unary error.
+CONNECT_CODES: dict[grpc.StatusCode, tuple[str, int]] = {
+    grpc.StatusCode.CANCELLED: ("canceled", 499),
+    grpc.StatusCode.UNKNOWN: ("unknown", 500),
+    grpc.StatusCode.INVALID_ARGUMENT: ("invalid_argument", 400),
+    grpc.StatusCode.DEADLINE_EXCEEDED: ("deadline_exceeded", 504),
+    grpc.StatusCode.NOT_FOUND: ("not_found", 404),
+    grpc.StatusCode.ALREADY_EXISTS: ("already_exists", 409),
+    grpc.StatusCode.PERMISSION_DENIED: ("permission_denied", 403),
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ("resource_exhausted", 429),
+    grpc.StatusCode.FAILED_PRECONDITION: ("failed_precondition", 400),
+    grpc.StatusCode.ABORTED: ("aborted", 409),
+    grpc.StatusCode.OUT_OF_RANGE: ("out_of_range", 400),
+    grpc.StatusCode.UNIMPLEMENTED: ("unimplemented", 501),
+    grpc.StatusCode.INTERNAL: ("internal", 500),
+    grpc.StatusCode.UNAVAILABLE: ("unavailable", 503),
+    grpc.StatusCode.DATA_LOSS: ("data_loss", 500),
+    grpc.StatusCode.UNAUTHENTICATED: ("unauthenticated", 401),
+}
+
+
+@dataclass(frozen=True)
+class Method:
+    path: str  # "/arbiter.bubblee.v1.Game/CreateGame"
+    request: type[Message]
+    response: type[Message]
+    client_streaming: bool
+    server_streaming: bool
+
+
+@dataclass
+class Failure(Exception):
+    """How a call ended when it did not end well."""
+
+    code: grpc.StatusCode
+    message: str
+    details: bytes = b""  # a serialized google.rpc.Status, when the server sent one
+
+
+def methods_of(services: Iterable[str]) -> dict[str, Method]:
+    """Every method of these services, by HTTP path, from the descriptors already loaded."""
+    pool = descriptor_pool.Default()
+    found = {}
+    for name in services:
+        service = pool.FindServiceByName(name)
+        for m in service.methods:
+            path = f"/{service.full_name}/{m.name}"
+            found[path] = Method(path, message_factory.GetMessageClass(m.input_type),
+                                 message_factory.GetMessageClass(m.output_type),
+                                 m.client_streaming, m.server_streaming)
+    return found
+
+
+# ---- framing ---------------------------------------------------------------------------------
+
+
+def envelope(flags: int, payload: bytes) -> bytes:
+    return struct.pack(">BI", flags, len(payload)) + payload
+
+
+def unenvelope(body: bytes) -> list[tuple[int, bytes]]:
+    """The (flags, payload) frames of an enveloped body; ValueError if it is cut short."""
+    frames, at = [], 0
+    while at < len(body):
+        if len(body) - at < 5:
+            raise ValueError("a message's 5-byte prefix is cut short")
+        flags, size = struct.unpack_from(">BI", body, at)
+        at += 5
+        if len(body) - at < size:
+            raise ValueError(f"a message announces {size} bytes and {len(body) - at} follow")
+        frames.append((flags, body[at:at + size]))
+        at += size
+    return frames
+
+
+def parse_timeout(value: str) -> float | None:
+    """gRPC's `grpc-timeout` ("250m", "3S") in seconds; None when absent or malformed."""
+    units = {"H": 3600.0, "M": 60.0, "S": 1.0, "m": 1e-3, "u": 1e-6, "n": 1e-9}
+    if len(value) < 2 or value[-1] not in units or not value[:-1].isdigit():
+        return None
+    return int(value[:-1]) * units[value[-1]]
+
+
+class Codec:
+    """A message as JSON or as protobuf binary."""
+
+    def __init__(self, is_json: bool) -> None:
+        self.is_json = is_json
+
+    def decode(self, raw: bytes, kind: type[Message]) -> bytes:
+        """The request in binary (what the gRPC server reads)."""
+        if not self.is_json:
+            return raw
+        message = kind()
+        try:
+            json_format.Parse(raw.decode() if raw.strip() else "{}", message)
+        except (json_format.ParseError, UnicodeDecodeError) as e:
+            raise Failure(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"the body is not a valid {kind.DESCRIPTOR.full_name} in JSON: {e}"
+                          ) from None
+        return message.SerializeToString()
+
+    def encode(self, raw: bytes, kind: type[Message]) -> bytes:
+        if not self.is_json:
+            return raw
+        # Every field is written, zeros included: a seat 0 or an empty hand is there to read,
+        # not left for the reader to infer from an absent key.
+        return json_format.MessageToJson(kind.FromString(raw), indent=None,
+                                         always_print_fields_with_no_presence=True).encode()
+
+
+def status_json(failure: Failure) -> dict[str, Any]:
+    """A Connect error: the code's name, the message, and each google.rpc detail with its
+    type, its bytes (base64) and, for people reading curl output, its JSON form."""
+    name = CONNECT_CODES.get(failure.code, ("unknown", 500))[0]
+    body: dict[str, Any] = {"code": name, "message": failure.message}
+    if failure.details:
+        details = []
+        for d in status_pb2.Status.FromString(failure.details).details:
+            entry: dict[str, Any] = {
+                "type": d.type_url.rpartition("/")[2],
+                "value": base64.b64encode(d.value).decode().rstrip("=")}
+            try:
+                entry["debug"] = _detail_dict(d)
+            except (TypeError, KeyError, json_format.Error):
+                pass  # a detail of a type this server does not know: its bytes still go
+            details.append(entry)
+        body["details"] = details
+    return body
+
+
+def _detail_dict(packed: Any) -> dict[str, Any]:
+    unpacked = json_format.MessageToDict(packed)
+    unpacked.pop("@type", None)
+    return unpacked
+
+
+# ---- the gateway -----------------------------------------------------------------------------
+
+
+class Gateway:
+    """HTTP in front of a gRPC server reached at `target` (a unix socket of this process)."""
+
+    def __init__(self, target: str, services: Iterable[str]) -> None:
+        self.methods = methods_of(services)
+        self.channel = grpc.aio.insecure_channel(target)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.post("/{service}/{method}", self.handle)]
+
+    def _metadata(self, request: web.Request) -> tuple[tuple[str, str], ...]:
+        md = [(k, request.headers[k]) for k in FORWARDED if k in request.headers]
+        md.append((HTTP_PEER, request.remote or "unknown"))
+        return tuple(md)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        path = f"/{request.match_info['service']}/{request.match_info['method']}"
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        method = self.methods.get(path)
+        if ctype.startswith("application/grpc-web"):
+            return await self._grpc_web(request, method, path, ctype)
+        if ctype in ("application/connect+json", "application/connect+proto"):
+            return await self._connect_stream(request, method, path, ctype)
+        if ctype in ("application/json", "application/proto", ""):
+            return await self._connect_unary(request, method, path, ctype != "application/proto")
+        return web.Response(status=415, text=f"unsupported content-type {ctype!r}: use "
+                            "application/json, application/proto, application/connect+json, "
+                            "application/connect+proto or application/grpc-web\n")
+
+    async def _read(self, request: web.Request) -> bytes:
+        if (request.content_length or 0) > MAX_BODY:
+            raise Failure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"the body is larger than {MAX_BODY} bytes")
+        chunks, size = [], 0
+        while chunk := await request.content.read(65536):
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise Failure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              f"the body is larger than {MAX_BODY} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _unknown(self, path: str) -> Failure:
+        return Failure(grpc.StatusCode.UNIMPLEMENTED, f"no method {path} is served here")
+
+    # -- the call itself, on the gRPC server
+
+    async def _call(self, method: Method, messages: list[bytes],
+                    metadata: tuple[tuple[str, str], ...], timeout: float | None
+                    ) -> AsyncGenerator[bytes, None]:
+        """The response messages (binary); raises Failure for a status other than OK."""
+        try:
+            if method.client_streaming:
+                call: Any = self.channel.stream_stream(method.path)(
+                    iter(messages), metadata=metadata, timeout=timeout)
+                async for reply in call:
+                    yield reply
+            elif method.server_streaming:
+                if len(messages) != 1:
+                    raise Failure(grpc.StatusCode.INVALID_ARGUMENT,
+                                  f"{method.path} takes one request message, not "
+                                  f"{len(messages)}")
+                call = self.channel.unary_stream(method.path)(
+                    messages[0], metadata=metadata, timeout=timeout)
+                async for reply in call:
+                    yield reply
+            else:
+                if len(messages) != 1:
+                    raise Failure(grpc.StatusCode.INVALID_ARGUMENT,
+                                  f"{method.path} takes one request message, not "
+                                  f"{len(messages)}")
+                yield await self.channel.unary_unary(method.path)(
+                    messages[0], metadata=metadata, timeout=timeout)
+        except grpc.aio.AioRpcError as e:
+            trailers = dict(e.trailing_metadata() or ())
+            details = trailers.get("grpc-status-details-bin", b"")
+            raise Failure(e.code(), e.details() or "",
+                          details if isinstance(details, bytes) else b"") from None
+
+    # -- Connect
+
+    async def _connect_unary(self, request: web.Request, method: Method | None, path: str,
+                             is_json: bool) -> web.Response:
+        codec = Codec(is_json)
+        ctype = "application/json" if is_json else "application/proto"
+        try:
+            if method is None:
+                raise self._unknown(path)
+            if method.client_streaming or method.server_streaming:
+                raise Failure(grpc.StatusCode.UNIMPLEMENTED,
+                              f"{path} is a streaming method: call it with content-type "
+                              "application/connect+json or application/connect+proto")
+            body = codec.decode(await self._read(request), method.request)
+            timeout = _connect_timeout(request)
+            replies = [r async for r in self._call(method, [body], self._metadata(request),
+                                                    timeout)]
+            return web.Response(body=codec.encode(replies[0], method.response),
+                                content_type=ctype)
+        except Failure as f:
+            status = CONNECT_CODES.get(f.code, ("unknown", 500))[1]
+            return web.json_response(status_json(f), status=status)
+
+    async def _connect_stream(self, request: web.Request, method: Method | None, path: str,
+                              ctype: str) -> web.StreamResponse:
+        codec = Codec(ctype.endswith("json"))
+        response = web.StreamResponse(status=200, headers={"content-type": ctype})
+        prepared = False
+        end: dict[str, Any] = {}
+        try:
+            if method is None:
+                raise self._unknown(path)
+            try:
+                frames = unenvelope(await self._read(request))
+            except ValueError as e:
+                raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
+            messages = [codec.decode(p, method.request) for _, p in frames]
+            # Closed at once when the client leaves: that cancels the gRPC call.
+            async with aclosing(self._call(method, messages, self._metadata(request),
+                                           _connect_timeout(request))) as replies:
+                async for reply in replies:
+                    if not prepared:
+                        await response.prepare(request)
+                        prepared = True
+                    await response.write(envelope(0, codec.encode(reply, method.response)))
+        except Failure as f:
+            end = {"error": status_json(f)}
+        except ConnectionResetError:
+            return response  # the client left; the call was cancelled with the generator
+        if not prepared:
+            await response.prepare(request)
+        await response.write(envelope(2, json.dumps(end).encode()))
+        await response.write_eof()
+        return response
+
+    # -- gRPC-Web
+
+    async def _grpc_web(self, request: web.Request, method: Method | None, path: str,
+                        ctype: str) -> web.StreamResponse:
+        text = ctype.startswith("application/grpc-web-text")
+        if ctype not in ("application/grpc-web", "application/grpc-web+proto",
+                         "application/grpc-web-text", "application/grpc-web-text+proto"):
+            return web.Response(status=415, text="gRPC-Web is served in protobuf binary only\n")
+        response = web.StreamResponse(status=200, headers={"content-type": ctype})
+        prepared = False
+
+        async def send(chunk: bytes) -> None:
+            nonlocal prepared
+            if not prepared:
+                await response.prepare(request)
+                prepared = True
+            await response.write(base64.b64encode(chunk) if text else chunk)
+
+        trailers = {"grpc-status": "0", "grpc-message": ""}
+        try:
+            if method is None:
+                raise self._unknown(path)
+            body = await self._read(request)
+            try:
+                frames = unenvelope(base64.b64decode(body) if text else body)
+            except ValueError as e:
+                raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
+            timeout = parse_timeout(request.headers.get("grpc-timeout", ""))
+            async with aclosing(self._call(method, [p for _, p in frames],
+                                           self._metadata(request), timeout)) as replies:
+                async for reply in replies:
+                    await send(envelope(0, reply))
+        except Failure as f:
+            trailers = {"grpc-status": str(f.code.value[0]), "grpc-message": f.message}
+            if f.details:
+                trailers["grpc-status-details-bin"] = \
+                    base64.b64encode(f.details).decode().rstrip("=")
+        except ConnectionResetError:
+            return response
+        block = "".join(f"{k}: {_percent(v) if k == 'grpc-message' else v}\r\n"
+                        for k, v in trailers.items())
+        await send(envelope(0x80, block.encode()))
+        await response.write_eof()
+        return response
+
+
+def _connect_timeout(request: web.Request) -> float | None:
+    value = request.headers.get("connect-timeout-ms", "")
+    return int(value) / 1000 if value.isdigit() and len(value) <= 10 else None
+
+
+def _percent(message: str) -> str:
+    """grpc-message is percent-encoded (gRPC's own rule for non-printable bytes)."""
+    out = []
+    for b in message.encode():
+        out.append(chr(b) if 0x20 <= b <= 0x7E and b != 0x25 else f"%{b:02X}")
+    return "".join(out)
+
+
+def decode_failure(raw: bytes) -> str:
+    """For tests and logs: a serialized google.rpc.Status in one line."""
+    try:
+        return str(status_pb2.Status.FromString(raw))
+    except DecodeError:
+        return "<not a google.rpc.Status>"

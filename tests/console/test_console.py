@@ -1,0 +1,369 @@
+"""The web console in headless Chromium (Debian's `chromium`, driven by Playwright): create a
+game, play a whole Bubblee Pop game against an AI seat by clicking, join a Moody Bear game by
+code from a second browser and answer a response window, replay a finished game, and check
+that a seat's page shows nothing its view hides. Screenshots of every game's page are written
+to var/screenshots/ (printed at the end of the run)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from arbiter.bubblee.v1 import bubblee_pb2 as bpb
+
+from services import games as registry
+from services.core.server import Config, build, start_http
+from services.core.store import MemoryStore
+from tests.platform.test_grpc import free_port
+
+ADMIN = "console-admin-token-0123456789"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = Path(os.environ.get("ARBITER_SCREENSHOTS", "var/screenshots"))
+
+try:
+    from playwright.async_api import Browser, Page, async_playwright
+except ImportError:  # pragma: no cover - the test set-up installs it
+    async_playwright = None  # type: ignore[assignment]
+
+pytestmark = [
+    pytest.mark.skipif(async_playwright is None, reason="playwright is not installed "
+                       "(make installs it from requirements.lock)"),
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed and the "
+                       "test set-up could not install it (make browser: apt-get install "
+                       "chromium needs root or sudo)"),
+    pytest.mark.timeout(600),
+]
+
+
+class Site:
+    def __init__(self, base: str, session: aiohttp.ClientSession, browser: Browser) -> None:
+        self.base, self.session, self.browser = base, session, browser
+
+    async def rpc(self, path: str, body: dict[str, Any], token: str = "",
+                  admin: bool = False) -> dict[str, Any]:
+        headers = {"content-type": "application/json"}
+        if token:
+            headers["x-seat-token"] = token
+        if admin:
+            headers["x-admin-token"] = ADMIN
+        async with self.session.post(self.base + path, data=json.dumps(body),
+                                     headers=headers) as r:
+            reply = await r.json()
+            assert r.status == 200, reply
+            return reply
+
+    async def page(self, admin: bool = False) -> Page:
+        context = await self.browser.new_context(viewport={"width": 1280, "height": 1000})
+        page = await context.new_page()
+        await page.goto(self.base + "/")
+        if admin:
+            await page.fill("#admin-token", ADMIN)
+            await page.dispatch_event("#admin-token", "change")
+        return page
+
+
+@pytest_asyncio.fixture
+async def site() -> AsyncIterator[Site]:
+    store = MemoryStore()
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
+                    http_explicit=True, admin_token=ADMIN)
+    server, host, _ = build(config, {name: registry.game(name) for name in registry.GAME_MODULES},
+                            store)
+    await server.start()
+    web = await start_http(config, host)
+    assert web is not None
+    async with async_playwright() as p, aiohttp.ClientSession() as session:
+        browser = await p.chromium.launch(executable_path=CHROMIUM,
+                                          args=["--no-sandbox", "--disable-gpu"])
+        yield Site(f"http://127.0.0.1:{web.port}", session, browser)
+        await browser.close()
+    await web.stop()
+    await server.stop(None)
+    await store.close()
+
+
+async def click_first(page: Page, prefer: str = "", avoid: str = "") -> bool:
+    """Click a legal command (one whose text has `prefer`, if any, and never one with
+    `avoid`); False when there is none."""
+    buttons = page.locator("#commands button[data-command]")
+    if avoid:
+        buttons = buttons.filter(has_not_text=avoid)
+    try:
+        await buttons.first.wait_for(timeout=1500)
+    except Exception:  # noqa: BLE001 - nothing to click now
+        return False
+    target = buttons.filter(has_text=prefer).first if prefer and \
+        await buttons.filter(has_text=prefer).count() else buttons.first
+    try:
+        await target.click(timeout=2000)
+    except Exception:  # noqa: BLE001 - the list was redrawn meanwhile: try again later
+        return False
+    return True
+
+
+async def shoot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    print(f"screenshot: {(SHOTS / f'{name}.png').resolve()}")
+
+
+async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -> None:
+    page = await site.page()
+    await page.goto(site.base + "/#/new")
+    await page.select_option("#n-game", "bubblee")
+    kinds = page.locator("#seats .s-kind")
+    assert await kinds.count() == 2
+    assert await kinds.nth(1).input_value() == "AI"
+    await page.click("#n-create")
+    game_id = (await page.inner_text("#created-link")).strip()
+    # The games list shows it, live.
+    await page.goto(site.base + "/#/")
+    await page.select_option("#f-game", "bubblee")
+    row = page.locator(f"tr[data-game-id='{game_id}']")
+    await row.wait_for()
+    assert (await row.locator("td").nth(2).inner_text()).strip() == "active"
+    await row.locator("a").click()
+    await page.wait_for_selector("#table svg")
+    clicks, described = 0, 0
+    for _ in range(2000):
+        if await page.locator("#result").count():
+            break
+        if await click_first(page):
+            clicks += 1
+        described += await page.locator("#happened li").count()
+    assert await page.locator("#result").count(), "the game ended"
+    assert clicks >= 5
+    if "happened" in bpb.View.DESCRIPTOR.fields_by_name:  # where views describe events
+        assert described, "the page showed what happened"
+    else:
+        assert not described
+    assert "Game over" in await page.inner_text("#result")
+    await shoot(page, "bubblee-finished")
+
+    # Replay: the slider goes back to a version before the end, and the table follows it.
+    last = int(await page.get_attribute("#slider", "max") or 0)
+    assert last > 10
+    await page.eval_on_selector("#slider", "(s, v) => { s.value = v; s.dispatchEvent("
+                                "new Event('input')); }", str(last // 2))
+    await page.wait_for_function("document.querySelector('#version').textContent"
+                                 ".includes('replay')")
+    assert f"version {last // 2} (replay)" in await page.inner_text("#version")
+    assert not await page.locator("#result").count()  # half way, nobody has won yet
+    await page.click("#verify")
+    await page.wait_for_function("document.querySelector('#verified').textContent")
+    assert (await page.inner_text("#verified")).startswith("verified")
+
+
+async def test_join_a_moody_bear_game_by_code_and_answer_a_response_window(site: Site
+                                                                             ) -> None:
+    # The deal decides whether a window waits for the guest before the game ends: a game
+    # that ends first is replaced by a new one (three at most).
+    for _ in range(3):
+        if await join_and_answer(site):
+            return
+    raise AssertionError("in three games the guest never answered a response window")
+
+
+async def join_and_answer(site: Site) -> bool:
+    host_page = await site.page()
+    await host_page.goto(site.base + "/#/new")
+    await host_page.select_option("#n-game", "moody_bear")
+    kinds = host_page.locator("#seats .s-kind")
+    await kinds.nth(1).select_option("OPEN")
+    await host_page.click("#n-create")
+    code = (await host_page.inner_text(".invitation")).strip()
+    game_id = (await host_page.inner_text("#created-link")).strip()
+    await host_page.click("#created-link")
+    await host_page.wait_for_selector("#table svg")
+
+    guest = await site.page()  # a second browser context: its own storage, no tokens
+    await guest.goto(site.base + "/#/join")
+    await guest.fill("#j-code", code)
+    await guest.fill("#j-name", "guest")
+    await guest.click("#j-join")
+    await guest.wait_for_selector("#table svg")
+    assert "seat 1 (yours)" in await guest.inner_text("#as")
+
+    for _ in range(300):
+        declines = guest.locator("#commands button[data-command]").filter(has_text="decline")
+        if await guest.locator("svg >> text=response stack").count() and \
+                await declines.count():
+            window = (await site.rpc("/arbiter.moody_bear.v1.Game/GetView",
+                                     {"gameId": game_id, "seat": 1}, admin=True)).get("window")
+            if not window or 1 not in window.get("waiting", []):
+                continue  # the page is behind the game: it redraws in a moment
+            try:
+                await declines.first.click(timeout=2000)
+            except Exception:  # noqa: BLE001 - redrawn or closed meanwhile: look again
+                continue
+            # The server has the guest's answer: it passed in that window, or the window
+            # closed (the guest's answer was the last one it waited for).
+            for _ in range(50):
+                now = (await site.rpc("/arbiter.moody_bear.v1.Game/GetView",
+                                      {"gameId": game_id, "seat": 1}, admin=True)).get("window")
+                if not now or now["id"] != window["id"] or 1 in now.get("passed", []):
+                    await shoot(guest, "moody_bear-window")
+                    await shoot(host_page, "moody_bear")
+                    return True
+                await asyncio.sleep(0.1)
+            raise AssertionError(f"the guest's decline did not reach window {window}")
+        if await guest.locator("#result").count():
+            return False
+        # Items played open windows; a proclamation would end the game.
+        await click_first(host_page, prefer="play", avoid="proclaim")
+        await click_first(guest, prefer="play", avoid="proclaim")
+    return False
+
+
+async def test_a_seats_page_shows_nothing_its_view_hides(site: Site) -> None:
+    made = await site.rpc("/arbiter.moody_bear.v1.Game/CreateGame", {"seats": [
+        {"name": "ann"}, {"name": "bob"}, {"name": "cat"}]})
+    game_id = made["gameId"]
+    tokens = {t.get("seat", 0): t["token"] for t in made["tokens"]}
+    page = await site.page()
+    await page.evaluate("([id, seat, token]) => { const all = {}; all[id] = {}; "
+                        "all[id][seat] = token; localStorage.setItem('arbiter.tokens', "
+                        "JSON.stringify(all)); }", [game_id, 0, tokens[0]])
+    await page.goto(f"{site.base}/#/game/moody_bear/{game_id}")
+    await page.wait_for_selector("#table svg")
+    shown = await page.inner_html("#main")
+    mine = await site.rpc("/arbiter.moody_bear.v1.Game/GetView", {"gameId": game_id},
+                          tokens[0])
+    own_labels = set(await page.evaluate("v => (v.hand || []).map(label)", mine))
+    assert own_labels and all(x in shown for x in own_labels)  # the page shows its hand
+    hidden = set()
+    for seat in (1, 2):
+        theirs = await site.rpc("/arbiter.moody_bear.v1.Game/GetView",
+                                {"gameId": game_id, "seat": seat}, admin=True)
+        hidden |= set(await page.evaluate("v => (v.hand || []).map(label)", theirs))
+        if theirs.get("team") and theirs.get("team") != mine.get("team"):
+            assert f"your team {theirs['team'].lower()}" not in shown
+    # A card another seat holds, and that seat 0's view shows nowhere, is not on its page.
+    leaks = [t for t in hidden - own_labels if t not in json.dumps(mine) and t in shown]
+    assert hidden - own_labels and not leaks, f"seat 0's page shows {leaks}"
+
+    # With the admin token the same page switches to any seat's view, and the spectator's.
+    await page.fill("#admin-token", ADMIN)
+    await page.dispatch_event("#admin-token", "change")
+    await page.wait_for_selector("#as option[value='admin:2']", state="attached")
+    theirs = await site.rpc("/arbiter.moody_bear.v1.Game/GetView",
+                            {"gameId": game_id, "seat": 2}, admin=True)
+    hand = await page.evaluate("v => (v.hand || []).map(label)", theirs)
+    await page.select_option("#as", "admin:2")
+    await page.wait_for_function("h => h.every(x => document.querySelector('#table')"
+                                 ".innerHTML.includes(x))", arg=hand)
+    await page.select_option("#as", "spectator")
+    await page.wait_for_function("() => !document.querySelector('#table').innerHTML"
+                                 ".includes('your hand')")
+
+
+SEATS = {
+    "bubblee": [{"name": "me"}, {"name": "bot", "kind": "AI"}],
+    "bubble_shadow": [{"name": "me"}, {"name": "bot", "kind": "AI"},
+                      {"name": "bot2", "kind": "AI"}],
+    "moody_bear": [{"name": "me"}, {"name": "bot", "kind": "AI"}, {"name": "bot2", "kind": "AI"}],
+    "shadow_council": [{"name": "me"}] + [{"name": f"bot{i}", "kind": "AI"} for i in range(3)],
+    "eila": [{"name": "me"}],
+}
+
+
+async def test_every_games_page_draws_its_table(site: Site) -> None:
+    page = await site.page(admin=True)
+    for game, seats in SEATS.items():
+        made = await site.rpc(f"/arbiter.{game}.v1.Game/CreateGame", {"seats": seats})
+        await asyncio.sleep(0.3)  # the bots' first moves
+        token = made["tokens"][0]["token"]
+        await page.evaluate("([id, token]) => { const all = JSON.parse(localStorage.getItem("
+                            "'arbiter.tokens') || '{}'); all[id] = {0: token}; localStorage"
+                            ".setItem('arbiter.tokens', JSON.stringify(all)); }",
+                            [made["gameId"], token])
+        await page.goto(f"{site.base}/#/game/{game}/{made['gameId']}")
+        await page.wait_for_function(  # this game's page, drawn (not the last one's)
+            "id => document.querySelector('h1') && document.querySelector('h1').textContent"
+            ".includes(id) && document.querySelector('#table svg.table')", arg=made["gameId"])
+        assert await page.locator("#table svg.table *").count() > 5, game
+        await shoot(page, game)
+    waiting = await site.rpc("/arbiter.moody_bear.v1.Game/CreateGame", {"seats": [
+        {"name": "me"}, {"kind": "OPEN"}, {"kind": "OPEN"}]})
+    await page.goto(f"{site.base}/#/")
+    await page.select_option("#f-status", "WAITING")
+    row = page.locator(f"tr[data-game-id='{waiting['gameId']}']")
+    await row.wait_for()
+    assert "waiting (open: 1, 2)" in await row.inner_text()
+    assert await page.locator("tr[data-game-id]").count() == 1  # the others are not waiting
+    await shoot(page, "games-waiting")
+
+
+async def test_a_page_follows_the_game_live(site: Site) -> None:
+    """A spectator's page redraws when a seat acts elsewhere: the browser holds a Watch
+    stream (Connect streaming over HTTP/1.1)."""
+    made = await site.rpc("/arbiter.bubblee.v1.Game/CreateGame",
+                          {"seats": [{"name": "ann"}, {"name": "bob"}]})
+    game_id = made["gameId"]
+    page = await site.page()
+    await page.goto(f"{site.base}/#/game/bubblee/{game_id}")
+    await page.wait_for_selector("#table svg")
+    assert await page.inner_text("#live") == "live"
+    before = await page.inner_text("#version")
+    view = await site.rpc("/arbiter.bubblee.v1.Game/GetView", {"gameId": game_id})
+    token = {t["seat"]: t["token"] for t in made["tokens"]}[view["toAct"][0]]
+    legal = await site.rpc("/arbiter.bubblee.v1.Game/ListLegalActions", {"gameId": game_id},
+                           token)
+    acted = await site.rpc("/arbiter.bubblee.v1.Game/Act",
+                           {"gameId": game_id, "command": legal["commands"][0]}, token)
+    await page.wait_for_function("v => document.querySelector('#version').textContent === v",
+                                 arg=f"version {acted['version']}", timeout=10_000)
+    assert before != await page.inner_text("#version")
+
+
+def strings(value: Any) -> set[str]:
+    """Every text leaf of a view in JSON (enum names, card names, words), and each Bubble and
+    Shadow pact card as the table names it ("pact 12:"): its secrets are numbers."""
+    if isinstance(value, dict):
+        found = {f"pact {value['id']}:"} if "ends" in value and "id" in value else set()
+        return found.union(*(strings(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(strings(v) for v in value)) if value else set()
+    return {value} if isinstance(value, str) else set()
+
+
+@pytest.mark.parametrize("game,seats", [("moody_bear", 3), ("shadow_council", 4),
+                                        ("bubble_shadow", 3)])
+async def test_no_seats_table_shows_what_only_other_seats_see(site: Site, game: str,
+                                                               seats: int) -> None:
+    made = await site.rpc(f"/arbiter.{game}.v1.Game/CreateGame",
+                          {"seats": [{"name": f"p{i}"} for i in range(seats)]})
+    game_id = made["gameId"]
+    tokens = {t["seat"]: t["token"] for t in made["tokens"]}
+    page = await site.page()
+    await page.evaluate("([id, all]) => { const t = {}; t[id] = all; localStorage.setItem("
+                        "'arbiter.tokens', JSON.stringify(t)); }", [game_id, tokens])
+    await page.goto(f"{site.base}/#/game/{game}/{game_id}")
+    for seat in range(seats):
+        await page.select_option("#as", f"token:{seat}")
+        mine = await site.rpc(f"/arbiter.{game}.v1.Game/GetView", {"gameId": game_id},
+                              tokens[seat])
+        await page.wait_for_function(
+            "s => document.querySelector('#table svg') && (document.querySelector('#as')"
+            ".value === 'token:' + s)", arg=seat)
+        await asyncio.sleep(0.3)  # the redraw for this seat
+        table = await page.inner_html("#table")
+        secrets: set[str] = set()
+        for other in range(seats):
+            if other != seat:
+                theirs = await site.rpc(f"/arbiter.{game}.v1.Game/GetView",
+                                        {"gameId": game_id, "seat": other}, admin=True)
+                secrets |= strings(theirs) - strings(mine)
+        secrets = {s for s in secrets if len(s) >= 5}
+        assert secrets  # each seat holds something the others do not see
+        leaks = [s for s in secrets if s in table or s.lower() in table]
+        assert not leaks, f"seat {seat}'s table shows {leaks}, seen only by other seats"
+    await shoot(page, f"{game}-last-seat")
