@@ -4,10 +4,10 @@ Each game's package repeats the same envelope (its `Game` service, CreateGameReq
 ActRequest, ActResponse, LegalActions, Update, PlayRequest, PlayResponse, and the fields every
 View and Event start with) around its own Command, Event, Options and View: the copies must
 agree, field by field. `buf lint` holds the rules of buf.yaml, and `buf breaking` finds any
-change that would break an app built on the protos this branch started from (git merge-base
-of HEAD and main, or the ref in ARBITER_BUF_AGAINST): a branch that changes the protos is
-checked against the main it will merge into. On main itself the merge base is HEAD, and the
-check says it has nothing to compare unless ARBITER_BUF_AGAINST names a ref (a release tag).
+change that would break an app calling Arbiter (on the wire or in JSON) built on the protos
+last given to apps: the commit protos/RELEASED names, which every clone's history holds, and
+on a branch also the main it started from (git merge-base of HEAD and main). A release moves
+protos/RELEASED on; ARBITER_BUF_AGAINST names another ref to compare with.
 """
 
 from __future__ import annotations
@@ -130,21 +130,21 @@ def test_buf_lint(tmp_path: Path) -> None:
     assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
-def base_ref() -> str:
+def base_refs() -> list[str]:
+    """The protos apps were last given (the commit protos/RELEASED names, kept in every
+    clone's history), and on a branch also the main it started from."""
     against = os.environ.get("ARBITER_BUF_AGAINST", "")
     if against:
-        return against
+        return [against]
+    released = (ROOT / "protos" / "RELEASED").read_text().split()[0]
+    refs = [released]
     found = subprocess.run(["git", "merge-base", "HEAD", "main"], capture_output=True,
                            text=True, cwd=ROOT)
-    if found.returncode != 0:
-        pytest.skip(f"no merge base of HEAD and main to compare the protos with "
-                    f"({found.stderr.strip()}); ARBITER_BUF_AGAINST may name a ref")
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                           cwd=ROOT, check=True).stdout.strip()
-    if found.stdout.strip() == head:
-        pytest.skip("HEAD is main's merge base: no earlier protos to compare with "
-                    "(ARBITER_BUF_AGAINST may name a ref, a release tag)")
-    return found.stdout.strip()
+    if found.returncode == 0 and found.stdout.strip() not in (head, released):
+        refs.append(found.stdout.strip())
+    return refs
 
 
 def protos_at(ref: str, into: Path) -> Path:
@@ -157,14 +157,15 @@ def protos_at(ref: str, into: Path) -> Path:
 
 
 @needs_buf
-def test_buf_breaking_against_the_protos_this_branch_started_from(tmp_path: Path) -> None:
+def test_buf_breaking_against_the_released_protos_and_the_branch_base(tmp_path: Path) -> None:
     if not shutil.which("git") or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: no earlier protos to compare with")
-    ref = base_ref()
-    base = image(protos_at(ref, tmp_path), tmp_path / "base.binpb")
     current = image(ROOT / "protos", tmp_path / "current.binpb")
-    checked = buf("breaking", str(current), "--against", str(base), "--path", "arbiter")
-    assert checked.returncode == 0, f"against {ref}:\n{checked.stdout}{checked.stderr}"
+    for n, ref in enumerate(base_refs()):
+        (tmp_path / str(n)).mkdir()
+        base = image(protos_at(ref, tmp_path / str(n)), tmp_path / f"base{n}.binpb")
+        checked = buf("breaking", str(current), "--against", str(base), "--path", "arbiter")
+        assert checked.returncode == 0, f"against {ref}:\n{checked.stdout}{checked.stderr}"
 
 
 @needs_buf
