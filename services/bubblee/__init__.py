@@ -7,7 +7,7 @@ from arbiter.bubblee.v1 import bubblee_pb2
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
-from services.bubblee.render import describe_event
+from services.bubblee.render import describe, describe_event, render
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 
@@ -38,6 +38,8 @@ GAME: Game[rules.State] = Game(
     view=rules.view,
     redact=marked(rules.redact),
     describe=describe_event,
+    render=render,
+    describe_command=describe,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -16,7 +15,6 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from google.protobuf import text_format
 
 from services import games as registry
-from services.cli.boards import BOARDS
 from services.core import log as gamelog
 from services.core.decider import Game, Outcome, RuleError, Seat
 from services.core.happened import named
@@ -99,13 +97,8 @@ async def migrate_store(args: argparse.Namespace) -> int:
 
 
 def renderer(game: Game) -> Any:
-    """The game's terminal drawing (services/<game>/render.py, else services/cli/boards.py),
-    or the view as text."""
-    try:
-        return importlib.import_module(f"services.{game.name}.render").render
-    except (ImportError, AttributeError):
-        pass
-    return BOARDS.get(game.name) or (lambda view, colour=True: text_format.MessageToString(view))
+    """The game's table for the terminal, or the view as text."""
+    return game.render or (lambda view, colour=True: text_format.MessageToString(view))
 
 
 def _text(message: Any) -> str:
@@ -156,12 +149,8 @@ def _command_words(command: Any, view: Any = None) -> str:
 
 
 def describer(game: Game) -> Any:
-    """The game's words for a command (render.describe(command, view=None)), or the command
-    as its kind and fields."""
-    try:
-        return importlib.import_module(f"services.{game.name}.render").describe
-    except (ImportError, AttributeError):
-        return _command_words
+    """The game's words for a command, or the command as its kind and fields."""
+    return game.describe_command or _command_words
 
 
 def event_words(game: Game, event: Any, seat: int | None) -> str | None:

@@ -247,6 +247,11 @@ class Game(Generic[S]):
     # "seat 2 stole a card from you". None: the seat is told nothing of it. Views carry the
     # descriptions of what happened since the seat last acted (View.happened).
     describe: Callable[[Message, int | None], str | None] | None = None
+    # For the terminal (`arbiter play`, `arbiter replay`): the table a view shows, as text
+    # (render(view, colour)), and a command in words (describe_command(command, view)).
+    # None: the view as protobuf text, the command as its kind and fields.
+    render: Callable[[Message, bool], str] | None = None
+    describe_command: Callable[[Message, Message | None], str] | None = None
 
     @property
     def seat_count(self) -> int:

@@ -275,6 +275,11 @@ def _short_names(descriptor: Any) -> dict[int, str]:
     return {k: " ".join(n[common:]).lower() for k, n in names.items()}
 
 
+def seat_label(view: Any, seat: int) -> str:
+    """"seat 2", and "(you)" on the seat the view is for."""
+    return f"seat {seat}" + (" (you)" if view.HasField("seat") and view.seat == seat else "")
+
+
 def listed(items: Sequence[str]) -> str:
     """["a", "b", "c"] -> "a, b and c"."""
     items = list(items)

@@ -192,6 +192,8 @@ class Host:
     def __init__(self, store: Store, games: dict[str, Game], admin_token: str = "") -> None:
         self.store = store
         self.games = games
+        for game in games.values():
+            METRICS.declare(game)  # its series are on /metrics before anything is recorded
         self.admin_token = admin_token
         self.ai_dispatch: AiDispatch | None = None
         # (game id, game) -> (version, state, finished) of a snapshot, or None (the workers').

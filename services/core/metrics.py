@@ -104,6 +104,12 @@ class Metrics:
 
         self._figures: dict[str, Labelled] = {}
 
+    def declare(self, game: Game) -> None:
+        for figure in game.figures.values():
+            self._series(game.name, figure.series, figure.help, figure, figure.buckets)
+            if figure.timed:
+                self._series(game.name, figure.timed, figure.timed_help, figure, FAST_BUCKETS)
+
     def observe(self, game: Game, key: str, value: float, seconds: float) -> None:
         """A figure the game reports through its `observe` hook, as the game declared it."""
         figure = game.figures.get(key)

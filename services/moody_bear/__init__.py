@@ -9,6 +9,7 @@ from services.core.happened import marked, with_hidden
 
 from .bots import BOTS
 from .privacy import redact, redeal, view
+from .render import render
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
 from .words import describe, view_hidden
@@ -40,6 +41,7 @@ GAME: Game[State] = Game(
     view=with_hidden(view, view_hidden),
     redact=marked(redact),
     describe=describe,
+    render=render,
     to_act=to_act,
     legal_actions=legal_actions,
     outcome=outcome,

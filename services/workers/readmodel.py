@@ -136,8 +136,8 @@ def _fingerprint(game: Game) -> str:
     if game.state_depends_on:
         paths = [path] + [os.path.join(ROOT, p) for p in game.state_depends_on]
     elif os.path.basename(folder) == game.name:  # services/<game>/: its modules and data
-        paths = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py")]
-        paths.append(os.path.join(folder, "data"))
+        paths = [os.path.join(folder, n) for n in os.listdir(folder)
+                 if n.endswith(".py") or n == "data"]
     else:  # a game defined in one module (the tests' toy game)
         paths = [path] if path else []
     h = hashlib.sha256(game.name.encode())

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from services import games as registry
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -84,6 +86,9 @@ def test_readme_metrics_table_names_every_series_the_server_exports() -> None:
     named = {n.removesuffix("_total")
              for n in re.findall(r"`((?:arbiter|grpc_server)_[a-z_]+)`", table)}
     exported = {m.metric._name for m in vars(METRICS).values() if hasattr(m, "metric")}
+    # And the series each game declares for its figures (Bubblee's cascades).
+    exported |= {f"arbiter_{game.name}_{series}" for game in registry.all_games()
+                 for f in game.figures.values() for series in (f.series, f.timed) if series}
     assert len(exported) > 10 and named == exported
 
 

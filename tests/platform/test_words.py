@@ -104,6 +104,8 @@ def perturb(message: Any, path: str) -> None:
         setattr(message, name, numbers[-1])
     elif fd.type == fd.TYPE_BOOL:
         setattr(message, name, not value)
+    elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES):
+        setattr(message, name, value + type(value)(b"?" if fd.type == fd.TYPE_BYTES else "?"))
     else:
         setattr(message, name, value + 3)
 
