@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
+from services.bubble_shadow import render as table
 from services.bubble_shadow import rules, views
 from services.bubble_shadow.bots import BOTS
-from services.bubble_shadow.render import render
 from services.bubble_shadow.words import describe, view_hidden
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
@@ -44,7 +44,7 @@ GAME: Game[rules.State] = Game(
     view=with_hidden(views.view, view_hidden),
     redact=marked(views.redact),
     describe=describe,
-    render=render,
+    render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

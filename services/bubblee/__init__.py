@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2
 
+from services.bubblee import render as drawing
 from services.bubblee import rules
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
-from services.bubblee.render import describe, describe_event, render
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 
@@ -37,9 +37,9 @@ GAME: Game[rules.State] = Game(
     evolve=rules.evolve,
     view=rules.view,
     redact=marked(rules.redact),
-    describe=describe_event,
-    render=render,
-    describe_command=describe,
+    describe=drawing.describe_event,
+    render=drawing.render,
+    describe_command=drawing.describe,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

@@ -7,7 +7,7 @@ from arbiter.eila.v1 import eila_pb2
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 from services.eila import bots, legacy, rules
-from services.eila.render import render
+from services.eila import render as table
 from services.eila.view import describe, view
 
 
@@ -37,7 +37,7 @@ GAME: Game = Game(
     view=view,
     redact=marked(rules.redact),
     describe=describe,
-    render=render,
+    render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

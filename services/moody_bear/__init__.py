@@ -7,9 +7,9 @@ from arbiter.moody_bear.v1 import moody_bear_pb2
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
 
+from . import render as table
 from .bots import BOTS
 from .privacy import redact, redeal, view
-from .render import render
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
 from .words import describe, view_hidden
@@ -41,7 +41,7 @@ GAME: Game[State] = Game(
     view=with_hidden(view, view_hidden),
     redact=marked(redact),
     describe=describe,
-    render=render,
+    render=table.render,
     to_act=to_act,
     legal_actions=legal_actions,
     outcome=outcome,

@@ -6,9 +6,9 @@ from arbiter.shadow_council.v1 import shadow_council_pb2
 
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
+from services.shadow_council import render as table
 from services.shadow_council import rules, views
 from services.shadow_council.bots import BOTS
-from services.shadow_council.render import render
 from services.shadow_council.state import State, evolve
 from services.shadow_council.words import describe, view_hidden
 
@@ -37,7 +37,7 @@ GAME: Game[State] = Game(
     view=with_hidden(views.view, view_hidden),
     redact=marked(views.redact),
     describe=describe,
-    render=render,
+    render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,
