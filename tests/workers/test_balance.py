@@ -116,7 +116,7 @@ def test_an_eila_chapter_row_is_per_attempt_not_per_game() -> None:
     assert r["attempts"]["ci95"][0] < 0.4 < r["attempts"]["ci95"][1]
     text = balance.markdown({"game": "eila", "games_per_scenario": 2, "seed": "s",
                              "scenarios": [r]})
-    assert "| chapter 1, standard, greedy | 2 of 5 | 40.0% (" in text
+    assert "| chapter 1, standard, greedy | 2 | 2 of 5 | 40.0% (" in text
     assert "first mover" not in text and "100.0%" not in text
 
 
