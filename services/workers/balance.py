@@ -156,7 +156,8 @@ def markdown(report: dict[str, Any]) -> str:
         fm = r["first_mover"]
         interval = (f"{_pct(fm['win_rate'])} ({_pct(fm['ci95'][0])}-{_pct(fm['ci95'][1])})"
                     if fm["decided_games"] else "-")
-        end = next(iter(r["ends"]), "-")
+        # The JSON keeps its keys sorted: the most common end is the largest count.
+        end = max(r["ends"], key=lambda e: r["ends"][e], default="-")
         lines.append(f"| {r['label']} | {interval} | {_pct(fm['even_share'])} | "
                      f"{fm['decided_games']} | {r['shared']} | {r['no_winner']} | "
                      f"{r['unfinished']} | {r['length']['mean']} | {end} |")

@@ -129,3 +129,14 @@ def test_a_solo_game_prints_no_first_mover_line() -> None:
     two_seats = summarise(gameset.game("bubblee"), Plan("bubblee", 1, ["greedy"] * 2),
                           [row(0, [1], 1)])
     assert "the first to move won 1 of 1" in render(two_seats)  # with two seats it does
+
+
+def test_the_most_common_end_is_the_largest_count_not_the_first_key() -> None:
+    report = summarise(gameset.game("bubblee"), Plan("bubblee", 3, ["greedy"] * 2),
+                       [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)])
+    report["ends"] = {"a planet is full": 1, "the bag cannot refill the sky": 2}  # sorted keys
+    report["timing"] = {"seconds": 0.1, "games_per_second": 30.0}
+    r = balance.row_of(balance.Scenario("2 seats, greedy", ("greedy",) * 2), report)
+    text = balance.markdown({"game": "bubblee", "games_per_scenario": 3, "seed": "s",
+                             "scenarios": [r]})
+    assert text.rstrip().endswith("| the bag cannot refill the sky |")
