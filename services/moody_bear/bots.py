@@ -2,8 +2,10 @@
 
 - "random": any legal command.
 - "keeper": keeps its team's gems, cancels what hurts it, answers the Dark Swallow with a
-  Mace (or, as Solo, cancels the Mace), hunts its gems with combos and proclaims when its
-  own hand is enough, or with a teammate when the two of them likely hold the gems.
+  Mace (or, as Solo, cancels the Mace), hunts its gems with combos and trades, gathers its
+  team's gems in one hand, and proclaims when its own hand is enough, or with a teammate
+  when the two of them likely hold the gems, or, when the next draw is the Dark Swallow and
+  it has no Mace, with the likeliest teammate.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ PROCLAIM_WITH_TEAMMATE_AT = 0.5
 # as another card I cannot see (keepers keep their gems and hand them to it); measured over
 # keeper games at 4 players.
 GATHERER_WEIGHT = 2.0
+# With this few cards left in the deck, a keeper with nothing better to do plays a combo
+# that draws no card rather than trade or pass (either may draw the Dark Swallow).
+STALL_AT = 8
 
 
 def random_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
@@ -140,7 +145,7 @@ class Keeper:
         claim = self.proclaim()
         if claim is not None:
             return claim
-        gift = self.gem_to_teammate()
+        gift = self.gem_to_teammate(rng)
         if gift is not None:
             return gift
         plays = [c for c in self.legal if c.WhichOneof("kind") == "play"]
@@ -150,6 +155,22 @@ class Keeper:
             picks = (self.reveal, self.request, self.steal)
         for pick in picks:
             chosen = pick(plays, rng)
+            if chosen is not None:
+                return chosen
+        # A turn with nothing played ends with a draw, and every draw may be the Dark
+        # Swallow: fish instead, which draws only when refused.
+        if self.view.acted:
+            return None
+        stall = self.stall(plays) if self.view.deck_size <= STALL_AT else None
+        return stall or self.fish(rng)
+
+    def stall(self, plays: list[pb.Command]) -> pb.Command | None:
+        """A play that draws no card: looking at the top three (a Dark Swallow among them
+        goes last), else looking at a hand."""
+        if self.team == C.SOLO:
+            return None
+        for combo in (C.TOP_THREE, C.LOOK_AT_HAND):
+            chosen = next((c for c in plays if combo_of(c.play.cards) == combo), None)
             if chosen is not None:
                 return chosen
         return None
@@ -170,7 +191,21 @@ class Keeper:
         if mate is not None and mate < self.me:
             if self.holds_at_least(mate, needed - mine) >= PROCLAIM_WITH_TEAMMATE_AT:
                 return pb.Command(proclaim=pb.Proclaim(teammate=mate))
+        if self.cornered():
+            # Waiting all but loses: proclaim with the seat likeliest to be a teammate
+            # holding the missing gems, however small that chance.
+            chances = {s: self.holds_at_least(s, needed - mine, 1.0)
+                       for s in self.team_structure()[1]}
+            best = max(chances, key=lambda s: chances[s], default=None)
+            if best is not None and chances[best] > 0:
+                return pb.Command(proclaim=pb.Proclaim(teammate=best))
         return None
+
+    def cornered(self) -> bool:
+        """The Dark Swallow is the only card left in the deck (outside a window it is
+        always in the deck) and I hold no Mace of Light: the next draw brings it, and
+        only someone else's Mace can stop it."""
+        return self.view.deck_size <= 1 and C.MACE not in self.view.hand
 
     def teammate(self) -> int | None:
         """My teammate when the view tells: a team card seen, or the only seat left."""
@@ -181,18 +216,37 @@ class Keeper:
         sure = len(self.view.players) in (4, 5) and not self.view.options.five_player_structure
         return candidates[0] if sure and len(candidates) == 1 else None
 
-    def gem_to_teammate(self) -> pb.Command | None:
-        """Gather the team's gems in one hand: the teammate with the lower seat collects,
-        the other offers it each gem it holds (a keeper accepts a gem of its team)."""
+    def gem_to_teammate(self, rng: Rng) -> pb.Command | None:
+        """Gather the team's gems in one hand. With a known teammate, the one with the
+        lower seat collects and the other offers it each gem it holds. While the teammate
+        is unknown, a keeper holding a single gem offers it to a seat that may be the
+        teammate, and one holding more keeps them (it collects): a keeper accepts a gem of
+        its team and refuses any other, and a refused offerer draws a card instead, so a
+        wrong guess costs no more than a pass."""
         mate = self.teammate()
-        if mate is None or mate > self.me:
+        gems = [c for c in self.view.hand if c in self.gems]
+        if mate is not None:
+            seats = [mate] if mate < self.me else []
+        else:
+            seats = self.team_structure()[1] if len(gems) == 1 else []
+        if not seats or not gems:
             return None
-        for card in self.view.hand:
-            if card in self.gems:
-                offer = pb.Command(offer=pb.Offer(target=mate, card=card))
-                if offer in self.legal:
-                    return offer
-        return None
+        offer = pb.Command(offer=pb.Offer(target=rng.choice(seats), card=gems[0]))
+        return offer if offer in self.legal else None
+
+    def fish(self, rng: Rng) -> pb.Command | None:
+        """Offer a card of little worth to a player who is not a known teammate, known
+        opponents first: one who holds a card it values less (a gem that is not its team's)
+        may hand it back, and a refusal draws a card, as passing the turn would."""
+        if self.team == C.SOLO:
+            return None
+        baits = [c for c in self.view.hand if self.value(c) == 1]
+        targets = self.targets()
+        rivals = [s for s in targets if self.view.players[s].team != pb.TEAM_UNSPECIFIED]
+        if not baits or not targets:
+            return None
+        offer = pb.Command(offer=pb.Offer(target=rng.choice(rivals or targets), card=min(baits)))
+        return offer if offer in self.legal else None
 
     def team_structure(self) -> tuple[int, list[int]]:
         """The gems my team needs and the seats that may be my teammate. The team cards are
@@ -211,10 +265,11 @@ class Keeper:
             return 2, []  # everyone else is known to be on another team: I am alone
         return 3, candidates
 
-    def holds_at_least(self, seat: int, missing: int) -> float:
-        """The chance that the gatherer `seat` holds `missing` of my team's gems I cannot
-        see: each of them is in its hand with its share of the cards I cannot see (other
-        hands and the deck), its hand weighted by GATHERER_WEIGHT."""
+    def holds_at_least(self, seat: int, missing: int, weight: float = GATHERER_WEIGHT
+                       ) -> float:
+        """The chance that `seat` holds `missing` of my team's gems I cannot see: each of
+        them is in its hand with its share of the cards I cannot see (other hands and the
+        deck), its hand weighted by `weight` (the gatherer's, GATHERER_WEIGHT)."""
         total = 3 + (1 if self.view.options.duo_jewel else 0)
         seen = sum(1 for c in (*self.view.hand, *self.view.discard) if c in self.gems)
         unseen = total - seen
@@ -223,7 +278,7 @@ class Keeper:
             p.hand_size for p in self.view.players if p.seat not in (self.me, seat))
         if missing > min(unseen, hand) or hand + rest <= 0:
             return 0.0
-        share = GATHERER_WEIGHT * hand / (GATHERER_WEIGHT * hand + rest)
+        share = weight * hand / (weight * hand + rest)
         return sum(comb(unseen, k) * share**k * (1 - share) ** (unseen - k)
                    for k in range(missing, unseen + 1))
 

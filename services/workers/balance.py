@@ -8,7 +8,8 @@ else in local processes) and reports:
 - the same with the random bot, which plays no better from any seat: an advantage it shows
   comes from the rules themselves, one that only the greedy bot shows comes from the bots;
 - win rate, game length and how games end by seat count and by option variant;
-- for Eila, each chapter's win rate by bot and mode (standard, advanced).
+- for Eila, each chapter's win rate per attempt by bot and mode (standard, advanced), and
+  the attempts the command cap stopped; a game of one seat has no first mover.
 
 Each game's report is written as JSON and a plot (PNG) into docs/balance/, and the figures
 part of docs/balance.md is written anew (between its markers); the rest of that page is
@@ -26,7 +27,7 @@ from typing import Any
 from google.protobuf import text_format
 
 from services.workers import gameset
-from services.workers.simulate import Plan, progress_bar, run
+from services.workers.simulate import Plan, progress_bar, run, wilson
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
 BEGIN, END = "<!-- figures: written by `make balance` -->", "<!-- /figures -->"
@@ -86,8 +87,13 @@ def simulate(game_name: str, s: Scenario, games: int, workers: int, seed: str,
                 options=options.SerializeToString() if options else b"", workers=workers)
     print(f"{game_name}: {s.label}", file=sys.stderr)
     report = run(plan, progress_bar(sys.stderr), broker_url)
+    return row_of(s, report)
+
+
+def row_of(s: Scenario, report: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's row of the report, from its simulation report."""
     n = report["games"]
-    return {
+    row = {
         "label": s.label, "kind": s.kind, "bots": list(s.bots), "options": s.options,
         "games": n, "first_mover": report["first_mover"],
         "sole_wins": sum(b["wins"] for b in report["bots"]),
@@ -97,12 +103,36 @@ def simulate(game_name: str, s: Scenario, games: int, workers: int, seed: str,
         "length": report["length"], "ends": report["ends"],
         "seconds": report["timing"]["seconds"],
     }
+    if "attempts" in report:
+        # Eila retries a lost chapter until it is won: the win rate is per attempt, and an
+        # attempt the command cap stopped is neither won nor lost. With one seat there is
+        # no first mover to speak of.
+        a = report["attempts"]
+        lo, hi = wilson(a["won"], a["ended"])
+        del row["first_mover"]
+        row["sole_wins"] = a["won"]
+        row["win_rate"] = round(a["won"] / a["ended"], 4) if a["ended"] else 0.0
+        row["attempts"] = {"won": a["won"], "ended": a["ended"],
+                           "ci95": [round(lo, 4), round(hi, 4)],
+                           "stopped_by_cap": a["stopped_by_cap"]}
+    return row
+
+
+# An Eila game retries its chapter until it is won or the command cap stops it: for a bot
+# that seldom wins, one game is hundreds of attempts and the whole 20,000 commands (half a
+# minute). Its rows play a fiftieth of the games (at least 2) so that the report takes
+# minutes; each row's interval shows how many attempts that gave.
+CHAPTER_GAMES_SHARE = 50
+
+
+def chapter_games(games: int) -> int:
+    return max(2, games // CHAPTER_GAMES_SHARE)
 
 
 def balance(game_name: str, games: int, workers: int = 1, seed: str = "balance",
             broker_url: str = "") -> dict[str, Any]:
-    rows = [simulate(game_name, s, games, workers, seed, broker_url)
-            for s in scenarios(game_name)]
+    rows = [simulate(game_name, s, chapter_games(games) if s.kind == "chapter" else games,
+                     workers, seed, broker_url) for s in scenarios(game_name)]
     return {"game": game_name, "games_per_scenario": games, "seed": seed, "scenarios": rows}
 
 
@@ -112,22 +142,36 @@ def _pct(x: float) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     game = gameset.game(report["game"])
-    lines = [f"### {game.title}", "",
-             f"{report['games_per_scenario']} games per row, seed `{report['seed']}`; "
-             f"![{game.title}](balance/{game.name}.png)", "",
-             "| scenario | first mover won (95% interval) | even | decided | shared | "
-             "no winner | cap | mean length | most common end |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in report["scenarios"]:
+    rows = [r for r in report["scenarios"] if r["kind"] != "chapter"]
+    chapters = [r for r in report["scenarios"] if r["kind"] == "chapter"]
+    per_row = (f"{report['games_per_scenario']} games per row" if rows else
+               f"{chapter_games(report['games_per_scenario'])} games per row")
+    lines = [f"### {game.title}", "", f"{per_row}, seed `{report['seed']}`; "
+             f"![{game.title}](balance/{game.name}.png)", ""]
+    if rows:
+        lines += ["| scenario | first mover won (95% interval) | even | decided | shared | "
+                  "no winner | cap | mean length | most common end |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
         fm = r["first_mover"]
         interval = (f"{_pct(fm['win_rate'])} ({_pct(fm['ci95'][0])}-{_pct(fm['ci95'][1])})"
-                    if fm["decided_games"] and r["kind"] != "chapter" else "-")
-        end = next(iter(r["ends"]), "-")
-        if r["kind"] == "chapter":
-            interval = f"won {r['sole_wins']} of {r['games']}"
+                    if fm["decided_games"] else "-")
+        # The JSON keeps its keys sorted: the most common end is the largest count.
+        end = max(r["ends"], key=lambda e: r["ends"][e], default="-")
         lines.append(f"| {r['label']} | {interval} | {_pct(fm['even_share'])} | "
                      f"{fm['decided_games']} | {r['shared']} | {r['no_winner']} | "
                      f"{r['unfinished']} | {r['length']['mean']} | {end} |")
+    if chapters:
+        lines += ["A game retries a lost chapter until it is won: the rate is per attempt; "
+                  "an attempt the command cap stopped is neither won nor lost.", "",
+                  "| chapter, mode, bot | games | attempts won | win rate per attempt (95% "
+                  "interval) | stopped by the cap | mean length |", "|---|---|---|---|---|---|"]
+    for r in chapters:
+        a = r["attempts"]
+        lines.append(f"| {r['label']} | {r['games']} | {a['won']} of {a['ended']} | "
+                     f"{_pct(r['win_rate'])} ({_pct(a['ci95'][0])}-{_pct(a['ci95'][1])}) | "
+                     f"{a['stopped_by_cap']} | "
+                     f"{r['length']['mean'] if r['games'] > r['unfinished'] else '-'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -137,16 +181,18 @@ def plot(report: dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in report["scenarios"] if r["first_mover"]["decided_games"]
-            and r["kind"] != "chapter"]
+    rows = [r for r in report["scenarios"] if r["kind"] != "chapter"
+            and r["first_mover"]["decided_games"]]
     chapters = [r for r in report["scenarios"] if r["kind"] == "chapter"]
     shown = chapters or rows
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(shown) + 2))
     labels = [r["label"] for r in shown]
     if chapters:
         rates = [r["win_rate"] for r in chapters]
-        ax.barh(labels, rates, color="tab:green")
-        ax.set_xlabel("chapter won (share of games)")
+        errors = [[r["win_rate"] - r["attempts"]["ci95"][0] for r in chapters],
+                  [r["attempts"]["ci95"][1] - r["win_rate"] for r in chapters]]
+        ax.barh(labels, rates, xerr=errors, color="tab:green")
+        ax.set_xlabel("chapter attempts won (share, 95% interval)")
     else:
         rates = [r["first_mover"]["win_rate"] for r in rows]
         errors = [[r["first_mover"]["win_rate"] - r["first_mover"]["ci95"][0] for r in rows],

@@ -269,7 +269,7 @@ def render(report: dict[str, Any]) -> str:
     lines.append(f"  sole wins above; shared wins {report['shared']} games, no winner "
                  f"{report['draws']}, unfinished (command cap or error) {report['unfinished']}")
     fm = report["first_mover"]
-    if fm["decided_games"]:
+    if fm["decided_games"] and len(report["bots"]) > 1:  # one seat: no one moves "first"
         lo, hi = fm["ci95"]
         lines.append(f"  the first to move won {fm['first_mover_won']} of {fm['decided_games']} "
                      f"games won by one seat: {100 * fm['win_rate']:.1f}% "

@@ -157,3 +157,62 @@ def test_four_keepers_win_by_proclaiming_in_whole_games() -> None:
         proclaimed += any(e.WhichOneof("kind") == "proclaimed" for e in events) and bool(
             state.winners)
     assert proclaimed >= 7, proclaimed
+
+
+def test_a_keeper_with_one_gem_offers_it_to_a_seat_that_may_be_its_teammate() -> None:
+    """Seat 0 (Red) does not know its teammate: it offers its single Lava Gem to one of the
+    others. The Blue keeper refuses a gem that is not its own (the offerer draws instead)."""
+    state = table(4, hands=[[LAVA_GEM, KNIGHT], [KNIGHT], [KNIGHT], [KNIGHT]],
+                  deck=[KNIGHT] * 5)
+    offer = keeper_choice(state, 0)
+    assert offer.WhichOneof("kind") == "offer" and offer.offer.card == LAVA_GEM
+    state, _ = act(state, 0, pb.Command(offer=pb.Offer(target=1, card=LAVA_GEM)))
+    assert keeper_choice(state, 1) == pb.Command(reject=pb.Reject())
+    two = table(4, hands=[[LAVA_GEM, LAVA_GEM, KNIGHT], [KNIGHT], [KNIGHT], [KNIGHT]],
+                deck=[KNIGHT] * 5)
+    assert keeper_choice(two, 0).offer.card != LAVA_GEM, "with two gems it collects"
+
+
+def test_a_keeper_fishes_for_its_gem_with_a_card_of_little_worth() -> None:
+    """Seat 0 (Red) has nothing to play: it offers a Forest Knight to a known Blue, who
+    holds a Lava Gem it has no use for and gives it back."""
+    hands = [[KNIGHT, MACE], [LAVA_GEM, pb.SNOW_DIAMOND, CANCEL], [KNIGHT], [KNIGHT]]
+    state = table(4, hands=hands, deck=[KNIGHT] * 12)
+    state = replace(state, known=(frozenset({0, 1}),) + state.known[1:])
+    fish = keeper_choice(state, 0)
+    assert fish == pb.Command(offer=pb.Offer(target=1, card=KNIGHT))
+    state, _ = act(state, 0, fish)
+    answer = keeper_choice(state, 1)
+    assert answer == pb.Command(accept=pb.Accept(give=LAVA_GEM))
+    state, _ = act(state, 1, answer)
+    assert LAVA_GEM in state.hands[0]
+
+
+def test_a_cornered_keeper_proclaims_with_the_likeliest_teammate() -> None:
+    """The Dark Swallow is the last card of the deck and seat 0 has no Mace: waiting loses.
+    It holds 2 Lava Gems and proclaims naming the seat likeliest to hold the third (the
+    biggest hand), here rightly."""
+    hands = [[LAVA_GEM, LAVA_GEM], [KNIGHT], [LAVA_GEM] + [KNIGHT] * 6, [KNIGHT]]
+    state = table(4, hands=hands, deck=[DARK_SWALLOW], discard=[MACE] * 4)
+    choice = keeper_choice(state, 0)
+    assert choice == pb.Command(proclaim=pb.Proclaim(teammate=2))
+    state, _ = act(state, 0, choice)
+    assert state.winners == (0, 2)
+    safe = table(4, hands=hands, deck=[DARK_SWALLOW, KNIGHT], discard=[MACE] * 4)
+    assert keeper_choice(safe, 0).WhichOneof("kind") != "proclaim", "the next draw is safe"
+
+
+# Keeper-only games, seeds 0-59 (play_game): games ended by the Dark Swallow. Before the
+# keeper gathered and fished for its gems: 49 at 4 players, 56 at 5. After: 7 and 30. The
+# bars sit half-way.
+DARK_SWALLOW_BARS = {4: 28, 5: 43}
+
+
+def test_keepers_only_games_mostly_end_by_a_proclamation() -> None:
+    """Issue 14: with keepers only, most games ended by the Dark Swallow, so a Solo facing
+    keepers won by doing nothing."""
+    for players, bar in DARK_SWALLOW_BARS.items():
+        ends = Counter(play_game(players, seed, ["keeper"] * players)[0].reason
+                       for seed in range(60))
+        print(f"\n{players} players, keepers only: {dict(ends)}")
+        assert ends["the Dark Swallow"] <= bar, ends

@@ -90,3 +90,53 @@ def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> Non
     assert [b.wins for b in reply.bots] == [0, 1, 0, 0]
     assert [b.shared_wins for b in reply.bots] == [1, 0, 1, 0]
     assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (1, 1)
+
+
+def eila_report() -> dict:
+    """Two games of chapter 1, retried until won: 2 attempts won of 5 that ended, and the
+    second game's third attempt won (all three tried on a chapter)."""
+    def game(index: int, lost: int) -> dict:
+        played = row(index, [0], 0)
+        played["attempts"] = {"won": 1, "lost": lost, "cut": 0, "cut_chapter": -1,
+                              "by_chapter": {"1": [1, lost]}}
+        return played
+
+    plan = Plan("eila", 2, ["greedy"])
+    report = summarise(gameset.game("eila"), plan, [game(0, 1), game(1, 2)])
+    report["timing"] = {"seconds": 0.1, "games_per_second": 20.0}
+    return report
+
+
+def test_an_eila_chapter_row_is_per_attempt_not_per_game() -> None:
+    scenario = balance.Scenario("chapter 1, standard, greedy", ("greedy",),
+                                "single_chapter: true first_chapter: 1", kind="chapter")
+    r = balance.row_of(scenario, eila_report())
+    assert r["attempts"]["won"] == 2 and r["attempts"]["ended"] == 5
+    assert r["win_rate"] == 0.4 and r["sole_wins"] == 2  # not 2 games won of 2
+    assert r["attempts"]["ci95"][0] < 0.4 < r["attempts"]["ci95"][1]
+    text = balance.markdown({"game": "eila", "games_per_scenario": 2, "seed": "s",
+                             "scenarios": [r]})
+    assert "| chapter 1, standard, greedy | 2 | 2 of 5 | 40.0% (" in text
+    assert "first mover" not in text and "100.0%" not in text
+
+
+def test_a_solo_game_prints_no_first_mover_line() -> None:
+    from services.workers.simulate import render
+
+    text = render(eila_report())
+    assert "2 won of 5 attempts" in text
+    assert "first to move" not in text
+    two_seats = summarise(gameset.game("bubblee"), Plan("bubblee", 1, ["greedy"] * 2),
+                          [row(0, [1], 1)])
+    assert "the first to move won 1 of 1" in render(two_seats)  # with two seats it does
+
+
+def test_the_most_common_end_is_the_largest_count_not_the_first_key() -> None:
+    report = summarise(gameset.game("bubblee"), Plan("bubblee", 3, ["greedy"] * 2),
+                       [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)])
+    report["ends"] = {"a planet is full": 1, "the bag cannot refill the sky": 2}  # sorted keys
+    report["timing"] = {"seconds": 0.1, "games_per_second": 30.0}
+    r = balance.row_of(balance.Scenario("2 seats, greedy", ("greedy",) * 2), report)
+    text = balance.markdown({"game": "bubblee", "games_per_scenario": 3, "seed": "s",
+                             "scenarios": [r]})
+    assert text.rstrip().endswith("| the bag cannot refill the sky |")
