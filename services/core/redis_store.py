@@ -137,6 +137,8 @@ def feed_key(partition: int) -> str:
 
 
 class RedisStore:
+    """Every layer of `Store`, and `WorkerRedis` (store.py says what each guarantees)."""
+
     def __init__(self, url: str, wait_replicas: int | None = None,
                  timeout: float | None = None) -> None:
         self.timeout = redis_timeout() if timeout is None else timeout
@@ -152,6 +154,10 @@ class RedisStore:
         self.url = url  # the live hub's doorbell subscribes on a connection of its own
         self._append = self.redis.register_script(APPEND)
         self._nodes: dict[str, Any] = {}  # a cluster node's name -> a plain client (WAIT mode)
+
+    def workers_redis(self) -> Any:
+        """The `WorkerRedis` layer: this store's client, for the workers' keys."""
+        return self.redis
 
     def _keys(self, game_id: str) -> list[str]:
         tag = _tag(game_id)

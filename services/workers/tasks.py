@@ -68,7 +68,7 @@ def worker_host() -> Host:
         # The admin token lets this host act for AI seats; any value works in-process.
         host = Host(store, gameset.all_games(),
                     os.environ.get("ARBITER_ADMIN_TOKEN") or secrets.token_hex(16))
-        host.snapshot_source = snapshot_source(RedisReadModel(store.redis))
+        host.snapshot_source = snapshot_source(RedisReadModel(store.workers_redis()))
         # The next AI seat (AI against AI) is queued too, never played inline, by an app
         # without a result backend: an AI turn has no result, here or anywhere.
         host.ai_dispatch = celery_dispatch("")
