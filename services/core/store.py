@@ -9,6 +9,7 @@ passes the same contract tests, one file per layer in tests/store/ (docs/guarant
 - `GameMetadata`   the key/value pairs written with each batch (game, seed, status...)
 - `PartitionFeeds` one entry per appended batch, per partition: what projections read
 - `GameListing`    every game the store holds (rebuilds, statistics)
+- `Doorbells`      waiting for new entries: a hint that a game reached a version (Watch, Play)
 - `WorkerRedis`    Redis stores only: the connection the out-of-process workers share
 
 Errors, for every layer: `Conflict` (the expected version was not the current one; nothing
@@ -18,6 +19,7 @@ the same call with the same command id can be sent again safely).
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import logging
@@ -146,7 +148,37 @@ class GameListing(Protocol):
     async def game_ids(self) -> list[str]: ...
 
 
-class Store(EventStream, GameMetadata, PartitionFeeds, GameListing, Protocol):
+Ring = Callable[[str, int | None], None]  # (game id, version it reached; None: read to see)
+
+
+class Doorbell(Protocol):
+    subscribed: asyncio.Event  # set while the doorbell hears every append
+
+    def start(self) -> None:
+        """Begin hearing appends (again: nothing); `reconnected` is called once subscribed."""
+        ...
+
+    async def stop(self) -> None: ...
+
+
+class Doorbells(Protocol):
+    """Waiting for a game's new entries without polling its stream.
+
+    - A started doorbell rings `(game id, last version)` for every append it hears, from any
+      server sharing the store: the embedded store rings in process before the append
+      returns; Redis publishes in the append's own script, after the batch is written, so a
+      ring never comes before the entries it announces can be read.
+    - A ring is a hint, not the truth: it may come late, more than once, or, for the appends
+      made while the doorbell was not subscribed (Redis down, a reconnect), never. After each
+      (re)subscribe the doorbell calls `reconnected`, and the waiter reads the stream from
+      the version it has: nothing is lost, since the stream is the truth.
+    - `stop` ends the rings; nothing rings after it returns.
+    """
+
+    def doorbell(self, ring: Ring, reconnected: Callable[[], None]) -> Doorbell: ...
+
+
+class Store(EventStream, GameMetadata, PartitionFeeds, GameListing, Doorbells, Protocol):
     """What the host takes: every layer, and `close`."""
 
     async def close(self) -> None: ...
@@ -441,8 +473,30 @@ class MemoryStore:
         start = int(after.split("-")[0]) if after else 0
         return feed[start : start + count]
 
+    def doorbell(self, ring: Ring, reconnected: Callable[[], None]) -> InProcessDoorbell:
+        return InProcessDoorbell(self, ring, reconnected)
+
     async def close(self) -> None:
         if self._file:
             self._file.close()
             self._file = None
         self._unlock()
+
+
+class InProcessDoorbell:
+    """The embedded store's `Doorbell`: one of its listeners while started (it misses none)."""
+
+    def __init__(self, store: MemoryStore, ring: Ring, reconnected: Callable[[], None]) -> None:
+        self.store, self.ring, self.reconnected = store, ring, reconnected
+        self.subscribed = asyncio.Event()
+
+    def start(self) -> None:
+        if not self.subscribed.is_set():
+            self.store.listeners.append(self.ring)
+            self.subscribed.set()
+            self.reconnected()
+
+    async def stop(self) -> None:
+        if self.subscribed.is_set():
+            self.store.listeners.remove(self.ring)
+            self.subscribed.clear()
