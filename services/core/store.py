@@ -14,7 +14,9 @@ passes the same contract tests, one file per layer in tests/store/ (docs/guarant
 
 Errors, for every layer: `Conflict` (the expected version was not the current one; nothing
 written) and `StoreUnavailable` (the store cannot take the call now; nothing was applied, and
-the same call with the same command id can be sent again safely).
+the same call with the same command id can be sent again safely). Opening a store: the
+embedded one raises `StoreRefused` (`StoreDamaged`: the file is damaged and left as it is;
+`StoreLocked`: another process uses it), `RedisStore` raises `StoreUnavailable`.
 """
 
 from __future__ import annotations
