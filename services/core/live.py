@@ -2,9 +2,9 @@
 
 The log is the truth; a doorbell only says "game G reached version V":
 
-- the embedded store rings in process on every append (MemoryStore.listeners);
-- the Redis store's append script publishes "<game> <version>" on LIVE_CHANNEL, and one
-  subscriber connection per process (RedisDoorbell) hears every server's appends.
+the store's `Doorbells` layer (services/core/store.py) gives one doorbell per process: the
+embedded store rings in process on every append; on Redis every server's appends are heard on
+one subscriber connection (`redis_store.RedisDoorbell`).
 
 On a doorbell for a game with local streams, the hub reads the new entries once, folds them
 into the game's state once, and builds what each seat may see once per seat, whatever the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,13 +29,12 @@ from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.happened import Journal, Noted, merged, tell
 from services.core.host import Host, Loaded
-from services.core.store import MemoryStore
+from services.core.store import Doorbell
 
 log = logging.getLogger("arbiter.live")
 
 RING = 64  # recent entries (with the state after each) kept per followed game
 MAX_BEHIND = 2000  # messages queued for one stream before it is dropped (a client not reading)
-HEALTH_SECONDS = 5.0  # the doorbell connection pings this often when nothing else arrives
 
 
 @dataclass(frozen=True)
@@ -237,12 +236,8 @@ class Hub:
         self.feeds: dict[str, Feed] = {}
         self.closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.doorbell: RedisDoorbell | None = None
         host.on_append = self.appended
-        if isinstance(self.store, MemoryStore):
-            self.store.listeners.append(self.ring)
-        elif hasattr(self.store, "url"):
-            self.doorbell = RedisDoorbell(self.store.url, self.ring, self.ring_all)
+        self.doorbell: Doorbell = self.store.doorbell(self.ring, self.ring_all)
 
     def streams(self) -> int:
         return sum(len(f.subscribers) for f in self.feeds.values())
@@ -254,8 +249,7 @@ class Hub:
         """A stream of `loaded`'s game for `seat`, its catch-up after version `after` queued."""
         if self.closed:
             raise Ended("the server is shutting down")
-        if self.doorbell is not None:
-            self.doorbell.start()
+        self.doorbell.start()
         after = max(0, after)
         feed = self.feeds.get(loaded.game_id)
         if feed is None:
@@ -440,87 +434,7 @@ class Hub:
             for sub in feed.subscribers:
                 sub.close()
         self.feeds.clear()
-        if self.doorbell is not None:
-            await self.doorbell.stop()
+        await self.doorbell.stop()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-class RedisDoorbell:
-    """One plain Redis connection per process, SUBSCRIBEd to LIVE_CHANNEL.
-
-    A PUBLISH reaches every subscriber (on Redis Cluster, every node forwards it), so this
-    one connection hears every server's appends. It has no read timeout (it is idle for as
-    long as the games are): it pings when quiet, and reconnects when a ping goes unanswered
-    or the connection fails. After each (re)subscribe, `reconnected` makes the hub re-read
-    every followed game's tail, so a ring lost meanwhile loses nothing.
-    """
-
-    def __init__(self, url: str, ring: Callable[[str, int | None], None],
-                 reconnected: Callable[[], None]) -> None:
-        self.url, self.ring, self.reconnected = url, ring, reconnected
-        self.task: asyncio.Task[None] | None = None
-        self.subscribed = asyncio.Event()
-
-    def start(self) -> None:
-        if self.task is None:
-            self.task = asyncio.get_running_loop().create_task(self._run())
-
-    async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
-            self.task = None
-
-    async def _run(self) -> None:
-        import redis.asyncio as aioredis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
-        from services.core.redis_store import LIVE_CHANNEL
-
-        delay = 0.05
-        while True:
-            # No retries inside redis-py: a reconnect must go through `reconnected` here.
-            client = aioredis.Redis.from_url(self.url, socket_timeout=None,
-                                             socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
-            pubsub = client.pubsub()
-            try:
-                await pubsub.subscribe(LIVE_CHANNEL)
-                self.subscribed.set()
-                self.reconnected()
-                delay = 0.05
-                await self._listen(pubsub)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self.subscribed.clear()
-                log.warning("the live doorbell lost Redis; reconnecting", exc_info=True)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-            finally:
-                self.subscribed.clear()
-                try:
-                    await pubsub.aclose()
-                    await client.aclose()
-                except Exception:  # the connection is gone already
-                    pass
-
-    async def _listen(self, pubsub: Any) -> None:
-        loop = asyncio.get_running_loop()
-        heard = loop.time()
-        pinged = False
-        while True:
-            message = await pubsub.get_message(timeout=HEALTH_SECONDS)
-            now = loop.time()
-            if message is not None:
-                heard, pinged = now, False
-                if message["type"] == b"message" or message["type"] == "message":
-                    game_id, _, version = message["data"].decode().rpartition(" ")
-                    self.ring(game_id, int(version) if version.isdigit() else None)
-            elif now - heard >= HEALTH_SECONDS:
-                if pinged:
-                    raise ConnectionError("the doorbell connection answers no ping")
-                await pubsub.ping()
-                pinged = True

@@ -22,16 +22,19 @@ id is answered from the command index after a WAIT of its own. That WAIT covers 
 batch even on another connection: Redis sets a connection's WAIT offset to the master's
 offset after every command it runs, reads included.
 
-Every append also publishes "<game> <last version>" on the channel arbiter:live (LIVE_CHANNEL):
-a doorbell for the live hubs (services/core/live.py), which then read the log itself.
+Every append also publishes "<game> <last version>" on the channel arbiter:live (LIVE_CHANNEL),
+in its script: the `Doorbells` layer, heard by one `RedisDoorbell` per process (the live hub's,
+services/core/live.py), which then reads the log itself.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import secrets
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -51,6 +54,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from services.core.partitions import partition_tag
 from services.core.redis_conn import connect, node_client, redis_timeout
 from services.core.store import Appended, Conflict, FeedEntry, StoreUnavailable, partition_of
+
+log = logging.getLogger("arbiter.live")
 
 # KEYS: log, cmd, meta, feed. ARGV: expected, command id, game id, n, n entries, meta k/v...
 # Every check happens before the first write.
@@ -137,6 +142,8 @@ def feed_key(partition: int) -> str:
 
 
 class RedisStore:
+    """Every layer of `Store`, and `WorkerRedis` (store.py says what each guarantees)."""
+
     def __init__(self, url: str, wait_replicas: int | None = None,
                  timeout: float | None = None) -> None:
         self.timeout = redis_timeout() if timeout is None else timeout
@@ -152,6 +159,15 @@ class RedisStore:
         self.url = url  # the live hub's doorbell subscribes on a connection of its own
         self._append = self.redis.register_script(APPEND)
         self._nodes: dict[str, Any] = {}  # a cluster node's name -> a plain client (WAIT mode)
+
+    def doorbell(self, ring: Callable[[str, int | None], None],
+                 reconnected: Callable[[], None]) -> RedisDoorbell:
+        """The `Doorbells` layer: a subscriber of its own to every server's appends."""
+        return RedisDoorbell(self.url, ring, reconnected)
+
+    def workers_redis(self) -> Any:
+        """The `WorkerRedis` layer: this store's client, for the workers' keys."""
+        return self.redis
 
     def _keys(self, game_id: str) -> list[str]:
         tag = _tag(game_id)
@@ -284,6 +300,88 @@ class RedisStore:
         for client in self._nodes.values():
             await client.aclose()
         await self.redis.aclose()
+
+
+# ---- the doorbell ------------------------------------------------------------------------
+
+HEALTH_SECONDS = 5.0  # the doorbell connection pings this often when nothing else arrives
+
+
+class RedisDoorbell:
+    """One plain Redis connection per process, SUBSCRIBEd to LIVE_CHANNEL.
+
+    A PUBLISH reaches every subscriber (on Redis Cluster, every node forwards it), so this
+    one connection hears every server's appends. It has no read timeout (it is idle for as
+    long as the games are): it pings when quiet, and reconnects when a ping goes unanswered
+    or the connection fails. After each (re)subscribe, `reconnected` makes the hub re-read
+    every followed game's tail, so a ring lost meanwhile loses nothing.
+    """
+
+    def __init__(self, url: str, ring: Callable[[str, int | None], None],
+                 reconnected: Callable[[], None]) -> None:
+        self.url, self.ring, self.reconnected = url, ring, reconnected
+        self.task: asyncio.Task[None] | None = None
+        self.subscribed = asyncio.Event()
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+            self.task = None
+
+    async def _run(self) -> None:
+        import redis.asyncio as aioredis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        delay = 0.05
+        while True:
+            # No retries inside redis-py: a reconnect must go through `reconnected` here.
+            client = aioredis.Redis.from_url(self.url, socket_timeout=None,
+                                             socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
+            pubsub = client.pubsub()
+            try:
+                await pubsub.subscribe(LIVE_CHANNEL)
+                self.subscribed.set()
+                self.reconnected()
+                delay = 0.05
+                await self._listen(pubsub)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.subscribed.clear()
+                log.warning("the live doorbell lost Redis; reconnecting", exc_info=True)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                self.subscribed.clear()
+                try:
+                    await pubsub.aclose()
+                    await client.aclose()
+                except Exception:  # the connection is gone already
+                    pass
+
+    async def _listen(self, pubsub: Any) -> None:
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        pinged = False
+        while True:
+            message = await pubsub.get_message(timeout=HEALTH_SECONDS)
+            now = loop.time()
+            if message is not None:
+                heard, pinged = now, False
+                if message["type"] == b"message" or message["type"] == "message":
+                    game_id, _, version = message["data"].decode().rpartition(" ")
+                    self.ring(game_id, int(version) if version.isdigit() else None)
+            elif now - heard >= HEALTH_SECONDS:
+                if pinged:
+                    raise ConnectionError("the doorbell connection answers no ping")
+                await pubsub.ping()
+                pinged = True
 
 
 # ---- the layout before 256 partitions ------------------------------------------------------

@@ -1,18 +1,27 @@
-"""The event store contract, and the embedded store that keeps it in process.
+"""The event store, in layers, and the embedded store that keeps them in process.
 
-A game is a stream of entries numbered 1, 2, 3... (the version). An append is atomic and
-checked before anything is written:
+The host takes a `Store`: the union of the layers below, each a Protocol whose docstring says
+what it guarantees. Every store (`MemoryStore` here, `RedisStore` on Redis or Redis Cluster)
+passes the same contract tests, one file per layer in tests/store/ (docs/guarantees.md,
+"The store's layers", names them).
 
-- a command id already seen returns the original result (`duplicate=True`), nothing written;
-- an expected version other than the current one raises `Conflict(current)`;
-- otherwise the batch is written, the game's metadata updated, and one entry added to the
-  game's partition feed (what projection workers read).
+- `EventStream`    a game's entries: append with an expected version and a command id, read
+- `GameMetadata`   the key/value pairs written with each batch (game, seed, status...)
+- `PartitionFeeds` one entry per appended batch, per partition: what projections read
+- `GameListing`    every game the store holds (rebuilds, statistics)
+- `Doorbells`      waiting for new entries: a hint that a game reached a version (Watch, Play)
+- `WorkerRedis`    Redis stores only: the connection the out-of-process workers share
 
-Both stores (this one and `RedisStore`) pass the same contract suite (tests/store/).
+Errors, for every layer: `Conflict` (the expected version was not the current one; nothing
+written) and `StoreUnavailable` (the store cannot take the call now; nothing was applied, and
+the same call with the same command id can be sent again safely). Opening a store: the
+embedded one raises `StoreRefused` (`StoreDamaged`: the file is damaged and left as it is;
+`StoreLocked`: another process uses it), `RedisStore` raises `StoreUnavailable`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import logging
@@ -20,7 +29,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Any, Protocol, runtime_checkable
 
 from services.core.partitions import PARTITIONS, partition_of  # noqa: F401 (re-exported)
 
@@ -56,7 +65,24 @@ class StoreUnavailable(Exception):
     """The store cannot be reached; the same command id can be retried safely."""
 
 
-class Store(Protocol):
+class EventStream(Protocol):
+    """A game is a stream of entries numbered 1, 2, 3... (its version), with no gap.
+
+    - An append is atomic: the whole batch is written, or nothing of it is.
+    - It is checked before anything is written, in this order: a command id already applied
+      to this game answers its first result (`duplicate=True`) and writes nothing, whatever
+      the expected version; then an expected version other than the current one raises
+      `Conflict(current)`, writes nothing and does not record the command id.
+    - Appends to one game are serialized: of concurrent appends at one version, exactly one
+      succeeds and the others conflict (never a lost or a doubled entry).
+    - A batch without a command id is always a new batch (nothing can tell a retry from it).
+    - Games are independent: an append to one changes no other game's version or entries.
+    - An acknowledged append is readable at once by every reader of the store, and lasts as
+      the store makes it last: the embedded store's file (flushed before the append returns),
+      Redis's persistence and, with ARBITER_REDIS_WAIT_REPLICAS, its replicas.
+    - An unknown game is at version 0 with no entries.
+    """
+
     async def append(
         self,
         game_id: str,
@@ -64,7 +90,10 @@ class Store(Protocol):
         expected_version: int,
         command_id: str = "",
         meta: Mapping[str, str] | None = None,
-    ) -> Appended: ...
+    ) -> Appended:
+        """Write `entries` as versions expected_version+1... with `meta` (GameMetadata) and one
+        feed entry (PartitionFeeds), all in the same atomic step."""
+        ...
 
     async def read(self, game_id: str, after: int = 0, limit: int = 0) -> list[bytes]:
         """Entries after version `after` (all when limit is 0), oldest first."""
@@ -76,15 +105,110 @@ class Store(Protocol):
         """The (first, last) versions a command id was applied as, if it was."""
         ...
 
+
+class GameMetadata(Protocol):
+    """A game's key/value pairs (game, seed, status, seat token hashes...).
+
+    - Written by `EventStream.append` in the same atomic step as its batch: a reader never
+      sees metadata of a batch that is not there, nor a batch without its metadata.
+    - Keys merge: a batch's keys replace the same keys, and keep the others.
+    - "version" is the store's: the game's last version, kept up to date by every append.
+    - A refused append (conflict, duplicate command id, unavailable) changes nothing here.
+    - An unknown game has {}.
+    """
+
     async def meta(self, game_id: str) -> dict[str, str]:
         """The game's metadata ({} for an unknown game)."""
         ...
 
-    async def game_ids(self) -> list[str]: ...
+
+class PartitionFeeds(Protocol):
+    """One feed per partition (`partition_of(game_id)`): what projection workers read.
+
+    - Every appended batch adds exactly one `FeedEntry` (game, first, last version) to its
+      game's partition feed, in the append's atomic step; a refused append adds none.
+    - A feed is ordered: its entries come in the order their batches were appended, so one
+      game's entries come in version order; `feed_id`s increase along a feed.
+    - `read_feed(p, after, count)` returns at most `count` entries after the entry `after`
+      ("" for the start), oldest first; reading again from the last id returned misses
+      nothing and repeats nothing.
+    - Nothing is trimmed: a feed holds every batch since the store began.
+
+    Shared consumption (consumer groups: delivery at least once, pending until acknowledged,
+    reclaim from a consumer that died) is Redis's; see `WorkerRedis`. The embedded store's
+    projections run in the server process with a cursor of their own over `read_feed`.
+    """
 
     async def read_feed(self, partition: int, after: str, count: int) -> list[FeedEntry]: ...
 
+
+class GameListing(Protocol):
+    """Every game the store holds: a game is listed once its first batch is appended, in no
+    particular order. Not a snapshot: games appended during the call may or may not be in it.
+    """
+
+    async def game_ids(self) -> list[str]: ...
+
+
+Ring = Callable[[str, int | None], None]  # (game id, version it reached; None: read to see)
+
+
+class Doorbell(Protocol):
+    subscribed: asyncio.Event  # set while the doorbell hears every append
+
+    def start(self) -> None:
+        """Begin hearing appends (again: nothing); `reconnected` is called once subscribed."""
+        ...
+
+    async def stop(self) -> None: ...
+
+
+class Doorbells(Protocol):
+    """Waiting for a game's new entries without polling its stream.
+
+    - A started doorbell rings `(game id, last version)` for every append it hears, from any
+      server sharing the store: the embedded store rings in process before the append
+      returns; Redis publishes in the append's own script, after the batch is written, so a
+      ring never comes before the entries it announces can be read.
+    - A ring is a hint, not the truth: it may come late, more than once, or, for the appends
+      made while the doorbell was not subscribed (Redis down, a reconnect), never. After each
+      (re)subscribe the doorbell calls `reconnected`, and the waiter reads the stream from
+      the version it has: nothing is lost, since the stream is the truth.
+    - `stop` ends the rings; nothing rings after it returns.
+    """
+
+    def doorbell(self, ring: Ring, reconnected: Callable[[], None]) -> Doorbell: ...
+
+
+class Store(EventStream, GameMetadata, PartitionFeeds, GameListing, Doorbells, Protocol):
+    """What the host takes: every layer, and `close`."""
+
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class WorkerRedis(Protocol):
+    """A store on Redis lends its client to the workers that keep state beside the streams:
+    read models and deadlines (`RedisReadModel`, `RedisDeadlines`) and the consumer group
+    `projections` on the partition feeds (`ProjectionWorker`: XREADGROUP, XACK, XAUTOCLAIM on
+    the keys of `redis_store.feed_key`). Those are Redis's own guarantees: an entry is
+    delivered to one consumer of the group and stays pending until acknowledged; a pending
+    entry idle past a limit can be claimed by another consumer.
+
+    The embedded store has no such layer: workers that run apart from the server (`arbiter
+    workers projections|deadlines`, Celery) need Redis; on the embedded store the server runs
+    them itself, in memory (`InProcessProjections`, `MemoryReadModel`, `MemoryDeadlines`), and
+    builds them again from the feeds at start.
+    """
+
+    def workers_redis(self) -> Any:
+        """The Redis client (plain or cluster) the workers keep their keys on."""
+        ...
+
+
+@runtime_checkable
+class StoreOnRedis(Store, WorkerRedis, Protocol):
+    """A `Store` that is also `WorkerRedis`: what a `ProjectionWorker` consumes."""
 
 
 def _open_for_appending(path: str) -> IO[str]:
@@ -351,8 +475,30 @@ class MemoryStore:
         start = int(after.split("-")[0]) if after else 0
         return feed[start : start + count]
 
+    def doorbell(self, ring: Ring, reconnected: Callable[[], None]) -> InProcessDoorbell:
+        return InProcessDoorbell(self, ring, reconnected)
+
     async def close(self) -> None:
         if self._file:
             self._file.close()
             self._file = None
         self._unlock()
+
+
+class InProcessDoorbell:
+    """The embedded store's `Doorbell`: one of its listeners while started (it misses none)."""
+
+    def __init__(self, store: MemoryStore, ring: Ring, reconnected: Callable[[], None]) -> None:
+        self.store, self.ring, self.reconnected = store, ring, reconnected
+        self.subscribed = asyncio.Event()
+
+    def start(self) -> None:
+        if not self.subscribed.is_set():
+            self.store.listeners.append(self.ring)
+            self.subscribed.set()
+            self.reconnected()
+
+    async def stop(self) -> None:
+        if self.subscribed.is_set():
+            self.store.listeners.remove(self.ring)
+            self.subscribed.clear()

@@ -76,7 +76,7 @@ def _open(url: str = "") -> tuple[Store, Any]:
         from services.core.redis_store import RedisStore
 
         store = RedisStore(url)
-        return store, RedisReadModel(store.redis)
+        return store, RedisReadModel(store.workers_redis())
     data_dir = os.environ.get("ARBITER_DATA_DIR", "var")
     # Read-only: a server may be running on the file (and holds its lock).
     return MemoryStore(os.path.join(data_dir, "arbiter.aof"), read_only=True), MemoryReadModel()
@@ -255,10 +255,15 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
 
 async def _run_async_worker(kind: str) -> int:
     from services.core.host import Host
+    from services.core.redis_store import RedisStore
     from services.workers.deadlines import RedisDeadlines, Scheduler
     from services.workers.projections import ProjectionWorker
+    from services.workers.readmodel import RedisReadModel
 
-    store, rm = _open(os.environ["ARBITER_REDIS_URL"])
+    # Projections and deadlines apart from the server share their state on Redis.
+    store = RedisStore(os.environ["ARBITER_REDIS_URL"])
+    redis = store.workers_redis()
+    rm = RedisReadModel(redis)
     games = gameset.all_games()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -275,7 +280,7 @@ async def _run_async_worker(kind: str) -> int:
         from services.core.server import in_process_ai
 
         host.ai_dispatch = in_process_ai
-    scheduler = Scheduler(RedisDeadlines(store.redis), host, idle)  # type: ignore[attr-defined]
+    scheduler = Scheduler(RedisDeadlines(redis), host, idle)
     if kind == "projections":
         worker = ProjectionWorker(store, rm, games,
                                   min_idle_ms=int(os.environ.get("ARBITER_RECLAIM_MS", "30000")))

@@ -40,7 +40,7 @@ from redis.exceptions import ResponseError
 from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.metrics import METRICS
-from services.core.store import PARTITIONS, Store
+from services.core.store import PARTITIONS, Store, StoreOnRedis
 from services.workers.readmodel import ReadModel, Update, fingerprint
 from services.workers.shards import pipelined
 
@@ -332,12 +332,13 @@ LAG_COUNT_CAP = 10_000  # beyond this, "very behind" is all the lag metric needs
 class ProjectionWorker:
     """One consumer of the `projections` group on every partition feed (Redis)."""
 
-    def __init__(self, store: Any, rm: ReadModel, games: dict[str, Game], group: str = GROUP,
+    def __init__(self, store: StoreOnRedis, rm: ReadModel, games: dict[str, Game],
+                 group: str = GROUP,
                  consumer: str = "", min_idle_ms: int = 30_000, count: int = 100,
                  snapshot_every: int = SNAPSHOT_EVERY) -> None:
         from services.core.redis_store import feed_key
 
-        self.redis = store.redis
+        self.redis = store.workers_redis()  # the consumer group's commands
         self.projector = Projector(store, rm, games, snapshot_every)
         self.group = group
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}"

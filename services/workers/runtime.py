@@ -22,7 +22,7 @@ from typing import Any
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.host import Host
-from services.core.store import MemoryStore
+from services.core.store import StoreOnRedis
 from services.workers.deadlines import MemoryDeadlines, RedisDeadlines, Scheduler
 from services.workers.projections import (
     InProcessProjections,
@@ -59,18 +59,18 @@ class Workers:
         snapshot_every = int(env.get("ARBITER_SNAPSHOT_EVERY", "200"))
         self.rm: ReadModel
         self.projections: InProcessProjections | ProjectionWorker | None
-        store: Any = host.store
-        if isinstance(store, MemoryStore) or not hasattr(store, "redis"):
-            self.rm = MemoryReadModel()
-            self.projections = InProcessProjections(store, self.rm, host.games, snapshot_every)
-        else:
-            self.rm = RedisReadModel(store.redis)
+        store = host.store
+        queue: MemoryDeadlines | RedisDeadlines
+        if isinstance(store, StoreOnRedis):
+            redis = store.workers_redis()
+            self.rm, queue = RedisReadModel(redis), RedisDeadlines(redis)
             self.projections = (ProjectionWorker(store, self.rm, host.games,
                                                  snapshot_every=snapshot_every)
                                 if self.mode == "inprocess" else None)
+        else:
+            self.rm, queue = MemoryReadModel(), MemoryDeadlines()
+            self.projections = InProcessProjections(store, self.rm, host.games, snapshot_every)
         host.snapshot_source = snapshot_source(self.rm)
-        queue = MemoryDeadlines() if isinstance(self.rm, MemoryReadModel) else RedisDeadlines(
-            store.redis)
         self.deadlines = Scheduler(queue, host, self.idle_seconds)
         if self.projections is not None:
             self.projections.projector.listeners.append(self.deadlines.schedule_for)

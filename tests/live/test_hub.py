@@ -284,10 +284,10 @@ async def test_on_a_cluster_one_subscriber_hears_appends_on_every_node() -> None
     one node (the doorbell) hears appends whose keys live on every master."""
     from redis.asyncio.cluster import RedisCluster
 
-    from services.core.redis_store import APPEND
+    from services.core.redis_store import APPEND, RedisDoorbell
 
     rang: list[tuple[str, int | None]] = []
-    doorbell = live.RedisDoorbell(CLUSTER_URL, lambda g, v: rang.append((g, v)), lambda: None)
+    doorbell = RedisDoorbell(CLUSTER_URL, lambda g, v: rang.append((g, v)), lambda: None)
     doorbell.start()
     cluster = RedisCluster.from_url(CLUSTER_URL)
     games: dict[str, int] = {}

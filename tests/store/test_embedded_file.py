@@ -239,3 +239,29 @@ async def test_a_last_line_that_is_not_the_start_of_a_record_is_damage(tmp_path:
     for torn in (b"C", b"C1", b"C1 0a", b'{"game": "g'):
         path.write_bytes(data + torn)
         assert check_file(str(path)).torn_bytes == len(torn)
+
+
+async def test_embedded_store_survives_a_restart(tmp_path) -> None:
+    path = str(tmp_path / "games.aof")
+    s = MemoryStore(path)
+    await s.append("g1", [b"a", b"b"], 0, "c1", {"game": "x"})
+    await s.append("g1", [b"c"], 2, "c2")
+    await s.close()
+    reopened = MemoryStore(path)
+    assert await reopened.read("g1") == [b"a", b"b", b"c"]
+    assert (await reopened.append("g1", [b"z"], 3, "c2")).duplicate
+    assert (await reopened.meta("g1"))["game"] == "x"
+
+
+async def test_embedded_store_drops_a_torn_last_write(tmp_path) -> None:
+    path = tmp_path / "games.aof"
+    s = MemoryStore(str(path))
+    await s.append("g1", [b"a"], 0)
+    await s.close()
+    with open(path, "a") as f:
+        f.write('{"game": "g1", "entr')  # the process died mid-write
+    reopened = MemoryStore(str(path))
+    assert await reopened.read("g1") == [b"a"]
+    await reopened.append("g1", [b"b"], 1)
+    await reopened.close()
+    assert await MemoryStore(str(path)).read("g1") == [b"a", b"b"]

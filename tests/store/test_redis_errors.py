@@ -86,3 +86,20 @@ async def test_a_game_created_and_played_through_a_resending_client_has_each_bat
     assert result.version > created == len(await store.read(game_id, 0, created))
     assert len(await store.read(game_id)) == result.version
     await store.close()
+
+
+async def test_redis_out_of_memory_is_unavailable_and_writes_nothing() -> None:
+    store = RedisStore(REDIS_URL.rsplit("/", 1)[0] + "/3")
+    game = new_id()
+    await store.append(game, [b"a"], 0, "c1")
+    limit = (await store.redis.config_get("maxmemory"))["maxmemory"]
+    await store.redis.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.append(game, [b"b", b"c"], 1, "c2", {"status": "x"})
+    finally:
+        await store.redis.config_set("maxmemory", limit)
+    assert await store.read(game) == [b"a"] and await store.version(game) == 1
+    assert await store.applied(game, "c2") is None
+    assert (await store.append(game, [b"b"], 1, "c2")).last_version == 2
+    await store.close()
