@@ -573,12 +573,15 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 5))
     for r in results:
-        xs = [s["achieved_per_s"] for s in r["steps"]]
+        # In the order of the offered rate (the knee's narrowing and retried steps come last).
+        steps = sorted(r["steps"], key=lambda s: s["offered_per_s"])
+        xs = [s["offered_per_s"] for s in steps]
         label = f"{r['store']}, {r['replicas']} replica{'s' if r['replicas'] > 1 else ''}"
-        ax.plot(xs, [s["act_p99_ms"] for s in r["steps"]], marker="o", label=label + " p99")
-        ax.plot(xs, [s["act_p50_ms"] for s in r["steps"]], marker=".", linestyle="--",
-                label=label + " p50")
-    ax.set_xlabel("requests per second achieved (Act + CreateGame)")
+        line, = ax.plot(xs, [s["act_p99_ms"] for s in steps], marker="o", label=label + " p99")
+        ax.plot(xs, [s["act_p50_ms"] for s in steps], marker=".", linestyle="--",
+                color=line.get_color(), label=label + " p50")
+        ax.axvline(r["knee_per_s"], color=line.get_color(), linestyle=":", alpha=0.6)
+    ax.set_xlabel("requests per second offered (Act + CreateGame); dotted: each knee")
     ax.set_ylabel("Act latency (ms)")
     ax.set_yscale("log")
     ax.set_title("Arbiter under open-loop load, stepped to the knee")
@@ -627,6 +630,13 @@ async def main_async(args: argparse.Namespace) -> int:
            r["audit"].get("acknowledged_duplicated") or r["audit"].get("failed_verification")
            or r["audit"].get("games_with_gaps")]
     return 1 if bad else 0
+
+
+def replot(report_path: str) -> None:
+    """Draw the plot again from a report (python -c "from loadtests.loadtest import replot;
+    replot('loadtests/results/loadtest.json')")."""
+    with open(report_path) as f:
+        plot(json.load(f)["results"], os.path.join(os.path.dirname(report_path), "loadtest.png"))
 
 
 def main() -> int:

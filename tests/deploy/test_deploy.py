@@ -282,9 +282,10 @@ def test_the_compose_topology_and_its_scrape_targets() -> None:
     assert set(arbiter) == {"arbiter", "projections", "deadlines", "ai-worker", "sim-worker"}
     server = arbiter["arbiter"]
     assert server["deploy"]["replicas"] >= 2
-    # No fixed host port: "127.0.0.1::50051" lets Docker choose one per replica.
+    # No fixed host port: "127.0.0.1::50051" lets Docker choose one per replica (gRPC, and
+    # HTTP on 8080).
     for port in server["ports"]:
-        assert re.fullmatch(r"(127\.0\.0\.1::)?50051", port), port
+        assert re.fullmatch(r"(127\.0\.0\.1::)?(50051|8080)", port), port
     for name, s in arbiter.items():
         env = s["environment"]
         assert env["ARBITER_METRICS_ADDR"] == "0.0.0.0:9464", name
