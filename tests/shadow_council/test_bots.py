@@ -13,7 +13,7 @@ from services.shadow_council import GAME
 from services.shadow_council.bots import belief_from_view, sleuth_bot
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, Clue
-from services.shadow_council.views import redeal, view
+from services.shadow_council.view import redeal, view
 from tests.shadow_council.helpers import play, start_round, table
 
 
