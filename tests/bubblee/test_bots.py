@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import GAME, arena, board, bots, rules
+from services.bubblee import GAME, board, bots, rules
+from services.bubblee.tools import arena
 from services.core.decider import Rng
 from tests.bubblee.helpers import new_game, table
 from services.bubblee.state import evolve

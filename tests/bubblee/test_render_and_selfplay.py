@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import render, rules, selfplay
+from services.bubblee import render, rules
+from services.bubblee.tools import selfplay
 from tests.bubblee.helpers import new_game, table
 from services.bubblee.view import view
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import arena, board, bots, levels, rules, solver
+from services.bubblee import board, bots, levels, rules
+from services.bubblee.tools import arena, solver
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
 from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
 from services.bubblee.state import scores, target_remaining

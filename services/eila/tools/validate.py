@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from services.eila.cycles import gain_cycles
+from services.eila.tools.cycles import gain_cycles
 from services.eila.data import RESOURCES, Content, Json, build_index, load_content
 
 PLACES = {"future", "past", "deck"}

@@ -7,10 +7,10 @@ keeps the best `beam` states by the greedy bot's judgement of the table.
 
 It also measures how hard a level is to win (`difficulty`, ruling O9).
 
-    python -m services.bubblee.solver [beam] [--write]
+    python -m services.bubblee.tools.solver [beam] [--write]
         tries every level and prints what it finds; --write stores the winning lines in
         data/solutions.json, which the tests replay to prove every level winnable.
-    python -m services.bubblee.solver --difficulty
+    python -m services.bubblee.tools.solver --difficulty
         measures every level and prints its "difficulty" entry for data/levels.json.
 """
 
@@ -24,7 +24,8 @@ from pathlib import Path
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from google.protobuf import json_format
 
-from services.bubblee import arena, bots, rules
+from services.bubblee import bots, rules
+from services.bubblee.tools import arena
 from services.bubblee.levels import Difficulty, all_levels
 from services.core.decider import Rng, RuleError, Seat
 from services.bubblee.state import evolve, State, target_remaining
@@ -143,7 +144,7 @@ def replay_line(number: int, line: Line) -> State:
     return state
 
 
-SOLUTIONS_FILE = Path(__file__).parent / "data" / "solutions.json"
+SOLUTIONS_FILE = Path(__file__).parents[1] / "data" / "solutions.json"
 
 
 def load_solutions() -> dict[int, Line]:
@@ -158,7 +159,7 @@ def load_solutions() -> dict[int, Line]:
 def write_solutions(lines: dict[int, Line]) -> None:
     """One level per line, its commands as compact JSON (json_format of Command)."""
     note = (
-        "Winning lines found by services/bubblee/solver.py, one per solo level: "
+        "Winning lines found by services/bubblee/tools/solver.py, one per solo level: "
         "tests/bubblee/test_solo.py replays each through the rules to prove the level winnable."
     )
     rows = [
