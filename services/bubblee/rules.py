@@ -55,7 +55,7 @@ from services.bubblee.state import (
     scores,
     target_remaining,
 )
-from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+from services.core.decider import Decision, MalformedCommand, Outcome, Rng, RuleError, Seat
 
 # ---- The material ---------------------------------------------------------------------
 
@@ -222,35 +222,6 @@ def _describe_sky(index: int) -> str:
 # ---- Decide -----------------------------------------------------------------------------
 
 
-class _Out:
-    """The events of one decision, and the state after them (decide reads its own
-    consequences). Each event is emitted with its change, the function evolve applies once
-    it has decoded the event, so decide never decodes its own messages; changes are applied
-    only when a later step reads the state, so the last ones of a decision cost nothing."""
-
-    __slots__ = ("_state", "_pending", "events")
-
-    def __init__(self, state: State) -> None:
-        self._state = state
-        self._pending: list[tuple[Callable[..., State], tuple[object, ...]]] = []
-        self.events: list[pb.Event] = []
-
-    @property
-    def state(self) -> State:
-        if self._pending:
-            state = self._state
-            for change, args in self._pending:
-                state = change(state, *args)
-            self._state = state
-            self._pending.clear()
-        return self._state
-
-    def emit(self, ev: pb.Event, change: Callable[..., State], *args: object) -> None:
-        """Record `ev`, whose effect on the state is `change(state, *args)`."""
-        self.events.append(ev)
-        self._pending.append((change, args))
-
-
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
     kind = command.WhichOneof("kind")
     if kind is None:
@@ -261,7 +232,7 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
         raise RuleError("GAME_OVER", "the game is over")
     if seat is None or seat != state.turn:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn")
-    out = _Out(state)
+    out = Decision(state, evolve)
     decide_kind(out, args, rng)
     return out.events
 
@@ -320,7 +291,7 @@ def _need_phase(state: State, phase: int) -> None:
 # Step 1: refill.
 
 
-def _decide_place(out: _Out, index: int, rng: Rng) -> None:
+def _decide_place(out: Decision[State], index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, PLACE)
     if state.sky[index]:
@@ -346,7 +317,7 @@ def _draw(state: State, rng: Rng) -> int:
     raise AssertionError("unreachable: pick < bag size")
 
 
-def _continue_refill(out: _Out, rng: Rng) -> None:
+def _continue_refill(out: Decision[State], rng: Rng) -> None:
     state = out.state
     if 0 in state.sky:
         ev = pb.Event()
@@ -356,7 +327,7 @@ def _continue_refill(out: _Out, rng: Rng) -> None:
         _check_can_drop(out)
 
 
-def _start_turn(out: _Out, rng: Rng) -> None:
+def _start_turn(out: Decision[State], rng: Rng) -> None:
     """The end of the game is checked before refilling: "il n'y a plus assez de Bubblees pour
     remplir le Ciel"."""
     state = out.state
@@ -369,7 +340,7 @@ def _start_turn(out: _Out, rng: Rng) -> None:
         _continue_refill(out, rng)
 
 
-def _check_can_drop(out: _Out) -> None:
+def _check_can_drop(out: Decision[State]) -> None:
     """A player who cannot drop (even after a swap) loses at once."""
     state = out.state
     if not any_legal_drop(state, state.turn, allow_swap=not state.swapped):
@@ -392,7 +363,7 @@ def no_drop_reason(state: State, seat: int) -> str:
 # Step 2: the optional swap.
 
 
-def _decide_swap(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
+def _decide_swap(out: Decision[State], cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     if state.swapped:
@@ -523,7 +494,7 @@ _SWAPS_TOUCHING = {
 }
 
 
-def _decide_drop(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
+def _decide_drop(out: Decision[State], cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     seat = state.turn
@@ -562,7 +533,7 @@ def _landing_message(index: int, cell: int, colour: int) -> pb.Landing:
     return landing
 
 
-def _resolve(out: _Out, planet: int, cause: int) -> None:
+def _resolve(out: Decision[State], planet: int, cause: int) -> None:
     """Lines, gravity and chain reactions on one planet, each wave as events. Removed
     Bubblees score for the planet's owner; powers go to the mover's pool when the planet is
     the mover's own (or, with the option, also the opponent's)."""
@@ -598,7 +569,7 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
     out.emit(ev, _apply_settled)
 
 
-def _after_step(out: _Out, rng: Rng) -> None:
+def _after_step(out: Decision[State], rng: Rng) -> None:
     """After a drop or a power: the solo target may be cleared; pending powers wait for the
     player; otherwise the turn ends."""
     state = out.state
@@ -618,7 +589,7 @@ def _after_step(out: _Out, rng: Rng) -> None:
 # Step 5: powers.
 
 
-def _decide_decline(out: _Out, index: int, rng: Rng) -> None:
+def _decide_decline(out: Decision[State], index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, POWERS)
     power = _pool_entry(state, index)
@@ -635,7 +606,7 @@ def _pool_entry(state: State, index: int) -> int:
     return state.pool[index]
 
 
-def _decide_apply(out: _Out, cmd: pb.ApplyPower, rng: Rng) -> None:
+def _decide_apply(out: Decision[State], cmd: pb.ApplyPower, rng: Rng) -> None:
     state = out.state
     _need_phase(state, POWERS)
     power = _pool_entry(state, cmd.index)
@@ -768,7 +739,7 @@ def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
 _POWERS = {RED: _red, GREEN: _green, PURPLE: _purple, BLUE: _blue, YELLOW: _yellow}
 
 # Per command kind: the well-formedness check (which reads the command) and the decision.
-_COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[_Out, Any, Rng], None]]] = {
+_COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[Decision[State], Any, Rng], None]]] = {
     "place": (_check_place, _decide_place),
     "swap": (_check_pair, _decide_swap),
     "drop": (_check_pair, _decide_drop),
@@ -780,7 +751,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[_Out, Any, Rng], None
 # The end.
 
 
-def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
+def _game_over(out: Decision[State], winners: Sequence[int], reason: str) -> None:
     ev = pb.Event()
     o = ev.game_over.outcome
     o.winners.extend(winners)
@@ -789,7 +760,7 @@ def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
     out.emit(ev, _evolve_game_over, ev.game_over)
 
 
-def _game_over_by_bag(out: _Out) -> None:
+def _game_over_by_bag(out: Decision[State]) -> None:
     """Most points wins; a tie is shared. Solo: the target was not cleared in time."""
     state = out.state
     if state.solo_level:
@@ -804,12 +775,12 @@ def _game_over_by_bag(out: _Out) -> None:
     )
 
 
-def _game_over_loss(out: _Out, loser: int, reason: str) -> None:
+def _game_over_loss(out: Decision[State], loser: int, reason: str) -> None:
     """A loss at once (planet full / eliminated): every other seat wins."""
     _game_over(out, [s for s in range(out.state.seats) if s != loser], reason)
 
 
-def _game_over_solo_win(out: _Out) -> None:
+def _game_over_solo_win(out: Decision[State]) -> None:
     _game_over(out, (0,), "the target planet is cleared")
 
 

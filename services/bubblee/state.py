@@ -138,7 +138,7 @@ def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
 
 
 # Each event's change to the state, from plain values: evolve decodes the event and applies
-# it; decide applies the same change to look at its own consequences (see _Out).
+# it; decide applies the same change to look at its own consequences (see Decision).
 
 
 def _apply_drawn(state: State, colour: int) -> State:
