@@ -44,6 +44,9 @@ def to_act(state: State) -> list[int]:
 
 
 def legal_actions(state: State, seat: int) -> list[Any]:
+    """Ready-to-send commands: none for a seat that may not act now, or once the game is over."""
+    if seat not in to_act(state):
+        return []
     return [pb.Command(take=n) for n in range(1, min(3, state.pile) + 1)]
 
 
