@@ -6,8 +6,8 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import render as table
 from services.bubble_shadow import rules, view
-from services.bubble_shadow.state import State, evolve
 from services.bubble_shadow.bots import BOTS
+from services.bubble_shadow.state import State, evolve
 from services.bubble_shadow.words import describe, view_hidden
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden

@@ -5,11 +5,11 @@ from __future__ import annotations
 from arbiter.bubblee.v1 import bubblee_pb2
 
 from services.bubblee import render as drawing
-from services.bubblee.words import describe, describe_event
 from services.bubblee import rules, view
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
 from services.bubblee.state import State, evolve
+from services.bubblee.words import describe, describe_event
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 

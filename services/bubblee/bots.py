@@ -17,9 +17,9 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
 from services.bubblee.board import BLUE, HEIGHT, LINE_COLOURS, NOT_COLUMN_4, PURPLE, RED, WIDTH
-from services.core.decider import Bot, Rng, RuleError
-from services.bubblee.state import evolve, State, target_remaining, _update
+from services.bubblee.state import State, _update, evolve, target_remaining
 from services.bubblee.view import state_from_view
+from services.core.decider import Bot, Rng, RuleError
 
 
 def random_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee.board import BLUE, HEIGHT, LETTERS, NAMES, PURPLE, WIDTH, YELLOW
-from services.core.happened import does, listed, plural, who, whose
+from services.bubblee.board import HEIGHT, LETTERS, NAMES, WIDTH
 
 ANSI = {1: "31", 2: "35", 3: "34", 4: "32", 5: "33", 6: "90"}
 RESET = "\x1b[0m"

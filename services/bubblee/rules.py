@@ -49,6 +49,8 @@ from services.bubblee.state import (
     _apply_settled,
     _apply_swapped,
     _apply_turn_ended,
+    _evolve_game_over,
+    _evolve_power_applied,
     _index,
     evolve,
     opponent_planet,

@@ -14,7 +14,6 @@ from services.bubblee import board
 from services.bubblee.board import LINE_COLOURS, WIDTH, Masks
 from services.core.decider import Outcome
 
-
 # Phases (the proto enum values).
 PLACE, ACTION, POWERS, OVER = pb.PHASE_PLACE, pb.PHASE_ACTION, pb.PHASE_POWERS, pb.PHASE_OVER
 

@@ -13,12 +13,11 @@ facts shuffled at once (`Dice.upfront`, see legacy.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from services.core.decider import MalformedCommand, Rng, RuleError
 from services.eila.data import DAYS, INTANGIBLE, SLOTS, TANGIBLE, Index, Json
-from services.eila.state import Combat, Mine, Play, State
+from services.eila.state import Combat, Play
 
 
 class Dice(Protocol):

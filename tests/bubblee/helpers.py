@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
+from services.bubblee.state import State, evolve
 from services.core.decider import Rng, Seat
-from services.bubblee.state import evolve, State
 
 EMPTY_PLANET = (".....", ".....", ".....", ".....")
 START_PLANET = (".....", ".....", ".....", "K.K.K")

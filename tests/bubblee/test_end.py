@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from tests.bubblee.helpers import act, drop, kinds, of_kind, table
 from services.bubblee.view import view
+from tests.bubblee.helpers import act, drop, kinds, of_kind, table
 
 ZONES_5_3 = ((5, 0, 0, 0, 0, 0), (0, 3, 0, 0, 0, 0))
 

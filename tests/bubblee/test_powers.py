@@ -6,8 +6,8 @@ import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
-from services.core.decider import MalformedCommand, Rng, RuleError
 from services.bubblee.state import scores
+from services.core.decider import MalformedCommand, Rng, RuleError
 from tests.bubblee.helpers import (
     START_PLANET,
     act,

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bubblee import board, rules
+from services.bubblee.state import State
+from services.bubblee.view import state_from_view, view
 from services.core.decider import Rng, RuleError, Seat
 from tests.bubblee import helpers
 from tests.bubblee.helpers import bubblee_count, fold
-from services.bubblee.state import State
-from services.bubblee.view import state_from_view, view
 
 OPTIONS = [
     pb.Options(),

@@ -6,8 +6,8 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import render, rules
 from services.bubblee.tools import selfplay
-from tests.bubblee.helpers import new_game, table
 from services.bubblee.view import view
+from tests.bubblee.helpers import new_game, table
 
 
 def test_render_plain_draws_sky_planets_and_zones() -> None:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import rules
-from services.core.decider import Bot, Outcome, Rng, Seat
-from services.bubblee.state import evolve, State
+from services.bubblee.state import State, evolve
 from services.bubblee.view import view
+from services.core.decider import Bot, Outcome, Rng, Seat
 
 
 def play(

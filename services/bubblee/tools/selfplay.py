@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import rules
+from services.bubblee.state import State, evolve
 from services.core.decider import Rng, Seat
-from services.bubblee.state import evolve, State
 
 
 @dataclass

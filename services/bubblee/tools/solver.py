@@ -25,10 +25,10 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from google.protobuf import json_format
 
 from services.bubblee import bots, rules
-from services.bubblee.tools import arena
 from services.bubblee.levels import Difficulty, all_levels
+from services.bubblee.state import State, evolve, target_remaining
+from services.bubblee.tools import arena
 from services.core.decider import Rng, RuleError, Seat
-from services.bubblee.state import evolve, State, target_remaining
 
 Line = tuple[pb.Command, ...]
 
