@@ -1,6 +1,6 @@
 """`make bench`: the pure Bubblee core, and Act over gRPC beside its baselines, in one run.
 
-    core        random self-play through decide + evolve (services/bubblee/selfplay.py)
+    core        random self-play through decide + evolve (services/bubblee/tools/selfplay.py)
     act         Act over gRPC on a server backed by Redis, at 1 and 32 concurrent clients
     noop        Ping on the same server, same client, same concurrency (the RPC floor)
     floor       the bare Redis append script from the same client process (the store floor)
@@ -43,7 +43,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from loadtests import stack_server
 from services import games as registry
-from services.bubblee.selfplay import play_random_games
+from services.bubblee.tools.selfplay import play_random_games
 from services.core import log as gamelog
 from services.core.decider import Rng
 from services.core.redis_store import APPEND

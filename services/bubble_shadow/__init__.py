@@ -5,8 +5,9 @@ from __future__ import annotations
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import render as table
-from services.bubble_shadow import rules, views
+from services.bubble_shadow import rules, view
 from services.bubble_shadow.bots import BOTS
+from services.bubble_shadow.state import State, evolve
 from services.bubble_shadow.words import describe, view_hidden
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
@@ -31,7 +32,7 @@ def variants() -> list[Variant]:
     ]
 
 
-GAME: Game[rules.State] = Game(
+GAME: Game[State] = Game(
     name="bubble_shadow",
     title="Bubble and Shadow",
     pb=pb,
@@ -40,9 +41,9 @@ GAME: Game[rules.State] = Game(
     standard_seats=3,
     setup=rules.setup,
     decide=rules.decide,
-    evolve=rules.evolve,
-    view=with_hidden(views.view, view_hidden),
-    redact=marked(views.redact),
+    evolve=evolve,
+    view=with_hidden(view.view, view_hidden),
+    redact=marked(view.redact),
     describe=describe,
     render=table.render,
     to_act=rules.to_act,
@@ -50,7 +51,7 @@ GAME: Game[rules.State] = Game(
     outcome=rules.outcome,
     bots=BOTS,
     default_bot="greedy",
-    redeal=views.redeal,
+    redeal=view.redeal,
     variants=variants,
     # The greedy bot trades well but never declares satisfaction (Complacency); the random
     # quarter does.

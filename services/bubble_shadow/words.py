@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
-from services.bubble_shadow.views import redact
+from services.bubble_shadow.view import redact
 from services.core.happened import does, listed, named, plural, who, whose
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from arbiter.bubblee.v1 import bubblee_pb2
 
 from services.bubblee import render as drawing
-from services.bubblee import rules
+from services.bubblee import rules, view
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
+from services.bubblee.state import State, evolve
+from services.bubblee.words import describe, describe_event
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 
@@ -25,7 +27,7 @@ def variants() -> list[Variant]:
     ]
 
 
-GAME: Game[rules.State] = Game(
+GAME: Game[State] = Game(
     name="bubblee",
     title="Bubblee Pop",
     pb=bubblee_pb2,
@@ -34,12 +36,12 @@ GAME: Game[rules.State] = Game(
     standard_seats=2,  # a duel; solo (1 seat) is chosen with Options.solo_level
     setup=rules.setup,
     decide=rules.decide,
-    evolve=rules.evolve,
-    view=rules.view,
-    redact=marked(rules.redact),
-    describe=drawing.describe_event,
+    evolve=evolve,
+    view=view.view,
+    redact=marked(view.redact),
+    describe=describe_event,
     render=drawing.render,
-    describe_command=drawing.describe,
+    describe_command=describe,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,
@@ -48,7 +50,7 @@ GAME: Game[rules.State] = Game(
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
     figures=FIGURES,
-    # Snapshots hold a rules.State built by evolve, from the board and the level data.
+    # Snapshots hold a State built by evolve, from the board and the level data.
     state_depends_on=("services/bubblee/board.py", "services/bubblee/levels.py",
                       "services/bubblee/data"),
     variants=variants,

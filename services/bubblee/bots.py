@@ -1,7 +1,7 @@
 """Bubblee Pop bots. They see only their seat's View and the legal commands.
 
 Everything in Bubblee Pop is public, so a bot may rebuild the table from its view
-(rules.state_from_view) and look ahead with the real rules.
+(state_from_view) and look ahead with the real rules.
 
   random  any legal command
   greedy  one-turn lookahead: every (optional swap, drop) pair is scored by the lines it
@@ -17,6 +17,8 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
 from services.bubblee.board import BLUE, HEIGHT, LINE_COLOURS, NOT_COLUMN_4, PURPLE, RED, WIDTH
+from services.bubblee.state import State, _update, evolve, target_remaining
+from services.bubblee.view import state_from_view
 from services.core.decider import Bot, Rng, RuleError
 
 
@@ -51,11 +53,11 @@ def planet_value(masks: Sequence[int]) -> float:
     return PAIR * pairs(masks) - DANGER * danger - FULL * full
 
 
-def drop_value(state: rules.State, seat: int, sky: Sequence[int], a: int, b: int) -> float | None:
+def drop_value(state: State, seat: int, sky: Sequence[int], a: int, b: int) -> float | None:
     """The value of dropping sky cells a and b (None when illegal)."""
     if not sky[a] or not sky[b]:
         return None
-    trial = rules._update(state, sky=tuple(sky))
+    trial = _update(state, sky=tuple(sky))
     if rules.drop_check(trial, seat, a, b) is not None:
         return None
     first, second = rules.landing_order(seat, a, b)
@@ -79,7 +81,7 @@ def _key(cmd: pb.Command) -> tuple:
     return (kind, msg.SerializeToString(deterministic=True))
 
 
-def best_action(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Command:
+def best_action(state: State, seat: int, legal: list[pb.Command]) -> pb.Command:
     """The best drop, or the swap that leads to it."""
     by_key = {_key(c): c for c in legal}
     options: list[tuple[float, tuple]] = []
@@ -102,7 +104,7 @@ def best_action(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Co
     return by_key[key]
 
 
-def best_place(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Command:
+def best_place(state: State, seat: int, legal: list[pb.Command]) -> pb.Command:
     """Put the drawn Bubblee where the best drop (without a swap) becomes best."""
     best, best_value = legal[0], float("-inf")
     for cmd in legal:
@@ -116,7 +118,7 @@ def best_place(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Com
     return best
 
 
-def _standing(state: rules.State, seat: int) -> float:
+def _standing(state: State, seat: int) -> float:
     """A score of the whole table from `seat`'s side, to compare before/after a power."""
     if state.outcome is not None:
         if seat in state.outcome.winners:
@@ -134,18 +136,18 @@ def _standing(state: rules.State, seat: int) -> float:
 SOLO_POWERS = (RED, PURPLE, BLUE)  # the powers that reach the target
 
 
-def solo_standing(state: rules.State) -> float:
+def solo_standing(state: State) -> float:
     """Solo: fewer coloured Bubblees on the target, a big clear one power away, powers that
     reach the target in hand, and a safe planet of your own."""
     target = state.planets[1]
-    value = -2 * LINE_POINT * rules.target_remaining(state)
+    value = -2 * LINE_POINT * target_remaining(state)
     value += 0.6 * LINE_POINT * best_single_clear(state)
     value += PAIR * pairs(target)
     value += 1.5 * POWER * sum(1 for p in state.pool if p in SOLO_POWERS)
     return value + planet_value(state.planets[0])
 
 
-def best_single_clear(state: rules.State) -> int:
+def best_single_clear(state: State) -> int:
     """How many coloured Bubblees one red swap or one sent Bubblee would clear from the
     target (sent: any colour on top of your planet or in the target's sky row)."""
     target = state.planets[1]
@@ -181,7 +183,7 @@ def _cleared(masks: list[int]) -> int:
     return board.occupied(masks).bit_count() - board.occupied(after).bit_count()
 
 
-def best_power(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Command:
+def best_power(state: State, seat: int, legal: list[pb.Command]) -> pb.Command:
     """Apply the power that improves the table most; decline when none improves it."""
     base = _standing(state, seat)
     best, best_gain = None, 0.0
@@ -191,7 +193,7 @@ def best_power(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Com
         after = state
         try:
             for ev in rules.decide(state, seat, cmd, Rng.for_test(0)):
-                after = rules.evolve(after, ev)
+                after = evolve(after, ev)
         except RuleError:
             continue
         gain = _standing(after, seat) - base
@@ -203,7 +205,7 @@ def best_power(state: rules.State, seat: int, legal: list[pb.Command]) -> pb.Com
 
 
 def greedy_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
-    state = rules.state_from_view(view)
+    state = state_from_view(view)
     seat = view.seat if view.HasField("seat") else state.turn
     if view.phase == pb.PHASE_PLACE:
         return best_place(state, seat, legal)

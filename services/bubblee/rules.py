@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
-from arbiter.v1 import arbiter_pb2
 
 from services.bubblee import board
 from services.bubblee.board import (
@@ -36,7 +35,29 @@ from services.bubblee.board import (
     Masks,
 )
 from services.bubblee.levels import Level, level
-from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+from services.bubblee.state import (
+    ACTION,
+    PLACE,
+    POWERS,
+    State,
+    _apply_drawn,
+    _apply_dropped,
+    _apply_gravity,
+    _apply_lines_cleared,
+    _apply_placed,
+    _apply_power_used,
+    _apply_settled,
+    _apply_swapped,
+    _apply_turn_ended,
+    _evolve_game_over,
+    _evolve_power_applied,
+    _index,
+    evolve,
+    opponent_planet,
+    scores,
+    target_remaining,
+)
+from services.core.decider import Decision, MalformedCommand, Outcome, Rng, RuleError, Seat
 
 # ---- The material ---------------------------------------------------------------------
 
@@ -52,61 +73,6 @@ SKY_ROW_PAIRS = tuple(
 )
 SKY_COLUMN_PAIRS = tuple((c, WIDTH + c) for c in range(WIDTH))
 SKY_PAIRS = SKY_ROW_PAIRS + SKY_COLUMN_PAIRS
-
-# Phases (the proto enum values).
-PLACE, ACTION, POWERS, OVER = pb.PHASE_PLACE, pb.PHASE_ACTION, pb.PHASE_POWERS, pb.PHASE_OVER
-
-
-class State(NamedTuple):
-    """Everything on the table. Planet i belongs to seat i (solo: planet 1 is the target)."""
-
-    seats: int
-    no_powers: bool
-    extra_blacks: int
-    opponent_lines_grant_powers: bool
-    solo_level: int
-    draw_seed: int  # solo: the level's bag seed
-    planets: tuple[Masks, Masks]
-    sky: tuple[int, ...]  # 10 colours, 0 = empty
-    bag: tuple[int, ...]  # count per colour (index colour - 1)
-    set_aside: tuple[int, ...]
-    zones: tuple[tuple[int, ...], tuple[int, ...]]  # score zone per planet owner
-    turn: int
-    phase: int
-    drawn: int  # the drawn Bubblee awaiting placement, 0 = none
-    swapped: bool
-    first_turn: bool
-    pool: tuple[int, ...]  # pending powers, in the order gained
-    draws: int  # Bubblees drawn so far (solo draws are a function of it)
-    outcome: Outcome | None
-
-
-_FIELD_INDEX = {name: i for i, name in enumerate(State._fields)}
-_new_state = tuple.__new__
-
-
-def _update(state: State, **changes: object) -> State:
-    """A copy of `state` with some fields changed (NamedTuple._replace, but cheaper)."""
-    values: list[object] = list(state)
-    for name, value in changes.items():
-        values[_FIELD_INDEX[name]] = value
-    return _new_state(State, values)  # type: ignore[no-any-return]
-
-
-def opponent_planet(state: State, seat: int) -> int:
-    """The planet a seat's red, purple and blue powers act on (solo: the target)."""
-    return 1 - seat
-
-
-def scores(state: State) -> tuple[int, ...]:
-    """1 point per Bubblee in a score zone, blacks included."""
-    return tuple(sum(state.zones[s]) for s in range(state.seats))
-
-
-def target_remaining(state: State) -> int:
-    """Solo: coloured Bubblees still on the target planet (black ones do not count)."""
-    masks = state.planets[1]
-    return sum(masks[c - 1].bit_count() for c in LINE_COLOURS)
 
 
 # ---- Setup ----------------------------------------------------------------------------
@@ -220,10 +186,6 @@ def _put_counts(msg: pb.ColourCounts, counts: Sequence[int]) -> None:
     msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black = counts
 
 
-def _counts(msg: pb.ColourCounts) -> tuple[int, ...]:
-    return (msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black)
-
-
 # ---- Cells in messages ------------------------------------------------------------------
 
 
@@ -244,11 +206,6 @@ def _planet_index(cell: pb.PlanetCell, what: str) -> int:
     return _index(cell)
 
 
-def _index(cell: pb.SkyCell | pb.PlanetCell) -> int:
-    """The index (row * 5 + column) of a sky or planet cell."""
-    return cell.row * WIDTH + cell.column
-
-
 def _set_index(msg: pb.SkyCell | pb.PlanetCell, index: int) -> None:
     """Write a cell index (row * 5 + column) into a sky or planet cell message."""
     msg.column, msg.row = index % WIDTH, index // WIDTH
@@ -267,35 +224,6 @@ def _describe_sky(index: int) -> str:
 # ---- Decide -----------------------------------------------------------------------------
 
 
-class _Out:
-    """The events of one decision, and the state after them (decide reads its own
-    consequences). Each event is emitted with its change, the function evolve applies once
-    it has decoded the event, so decide never decodes its own messages; changes are applied
-    only when a later step reads the state, so the last ones of a decision cost nothing."""
-
-    __slots__ = ("_state", "_pending", "events")
-
-    def __init__(self, state: State) -> None:
-        self._state = state
-        self._pending: list[tuple[Callable[..., State], tuple[object, ...]]] = []
-        self.events: list[pb.Event] = []
-
-    @property
-    def state(self) -> State:
-        if self._pending:
-            state = self._state
-            for change, args in self._pending:
-                state = change(state, *args)
-            self._state = state
-            self._pending.clear()
-        return self._state
-
-    def emit(self, ev: pb.Event, change: Callable[..., State], *args: object) -> None:
-        """Record `ev`, whose effect on the state is `change(state, *args)`."""
-        self.events.append(ev)
-        self._pending.append((change, args))
-
-
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
     kind = command.WhichOneof("kind")
     if kind is None:
@@ -306,7 +234,7 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
         raise RuleError("GAME_OVER", "the game is over")
     if seat is None or seat != state.turn:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn")
-    out = _Out(state)
+    out = Decision(state, evolve)
     decide_kind(out, args, rng)
     return out.events
 
@@ -365,7 +293,7 @@ def _need_phase(state: State, phase: int) -> None:
 # Step 1: refill.
 
 
-def _decide_place(out: _Out, index: int, rng: Rng) -> None:
+def _decide_place(out: Decision[State], index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, PLACE)
     if state.sky[index]:
@@ -391,7 +319,7 @@ def _draw(state: State, rng: Rng) -> int:
     raise AssertionError("unreachable: pick < bag size")
 
 
-def _continue_refill(out: _Out, rng: Rng) -> None:
+def _continue_refill(out: Decision[State], rng: Rng) -> None:
     state = out.state
     if 0 in state.sky:
         ev = pb.Event()
@@ -401,7 +329,7 @@ def _continue_refill(out: _Out, rng: Rng) -> None:
         _check_can_drop(out)
 
 
-def _start_turn(out: _Out, rng: Rng) -> None:
+def _start_turn(out: Decision[State], rng: Rng) -> None:
     """The end of the game is checked before refilling: "il n'y a plus assez de Bubblees pour
     remplir le Ciel"."""
     state = out.state
@@ -414,7 +342,7 @@ def _start_turn(out: _Out, rng: Rng) -> None:
         _continue_refill(out, rng)
 
 
-def _check_can_drop(out: _Out) -> None:
+def _check_can_drop(out: Decision[State]) -> None:
     """A player who cannot drop (even after a swap) loses at once."""
     state = out.state
     if not any_legal_drop(state, state.turn, allow_swap=not state.swapped):
@@ -437,7 +365,7 @@ def no_drop_reason(state: State, seat: int) -> str:
 # Step 2: the optional swap.
 
 
-def _decide_swap(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
+def _decide_swap(out: Decision[State], cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     if state.swapped:
@@ -568,7 +496,7 @@ _SWAPS_TOUCHING = {
 }
 
 
-def _decide_drop(out: _Out, cells: tuple[int, int], rng: Rng) -> None:
+def _decide_drop(out: Decision[State], cells: tuple[int, int], rng: Rng) -> None:
     state = out.state
     _need_phase(state, ACTION)
     seat = state.turn
@@ -607,7 +535,7 @@ def _landing_message(index: int, cell: int, colour: int) -> pb.Landing:
     return landing
 
 
-def _resolve(out: _Out, planet: int, cause: int) -> None:
+def _resolve(out: Decision[State], planet: int, cause: int) -> None:
     """Lines, gravity and chain reactions on one planet, each wave as events. Removed
     Bubblees score for the planet's owner; powers go to the mover's pool when the planet is
     the mover's own (or, with the option, also the opponent's)."""
@@ -643,7 +571,7 @@ def _resolve(out: _Out, planet: int, cause: int) -> None:
     out.emit(ev, _apply_settled)
 
 
-def _after_step(out: _Out, rng: Rng) -> None:
+def _after_step(out: Decision[State], rng: Rng) -> None:
     """After a drop or a power: the solo target may be cleared; pending powers wait for the
     player; otherwise the turn ends."""
     state = out.state
@@ -663,7 +591,7 @@ def _after_step(out: _Out, rng: Rng) -> None:
 # Step 5: powers.
 
 
-def _decide_decline(out: _Out, index: int, rng: Rng) -> None:
+def _decide_decline(out: Decision[State], index: int, rng: Rng) -> None:
     state = out.state
     _need_phase(state, POWERS)
     power = _pool_entry(state, index)
@@ -680,7 +608,7 @@ def _pool_entry(state: State, index: int) -> int:
     return state.pool[index]
 
 
-def _decide_apply(out: _Out, cmd: pb.ApplyPower, rng: Rng) -> None:
+def _decide_apply(out: Decision[State], cmd: pb.ApplyPower, rng: Rng) -> None:
     state = out.state
     _need_phase(state, POWERS)
     power = _pool_entry(state, cmd.index)
@@ -813,7 +741,7 @@ def _yellow(state: State, cmd: pb.ApplyPower, applied: pb.PowerApplied) -> None:
 _POWERS = {RED: _red, GREEN: _green, PURPLE: _purple, BLUE: _blue, YELLOW: _yellow}
 
 # Per command kind: the well-formedness check (which reads the command) and the decision.
-_COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[_Out, Any, Rng], None]]] = {
+_COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[Decision[State], Any, Rng], None]]] = {
     "place": (_check_place, _decide_place),
     "swap": (_check_pair, _decide_swap),
     "drop": (_check_pair, _decide_drop),
@@ -825,7 +753,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], Any], Callable[[_Out, Any, Rng], None
 # The end.
 
 
-def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
+def _game_over(out: Decision[State], winners: Sequence[int], reason: str) -> None:
     ev = pb.Event()
     o = ev.game_over.outcome
     o.winners.extend(winners)
@@ -834,7 +762,7 @@ def _game_over(out: _Out, winners: Sequence[int], reason: str) -> None:
     out.emit(ev, _evolve_game_over, ev.game_over)
 
 
-def _game_over_by_bag(out: _Out) -> None:
+def _game_over_by_bag(out: Decision[State]) -> None:
     """Most points wins; a tie is shared. Solo: the target was not cleared in time."""
     state = out.state
     if state.solo_level:
@@ -849,303 +777,13 @@ def _game_over_by_bag(out: _Out) -> None:
     )
 
 
-def _game_over_loss(out: _Out, loser: int, reason: str) -> None:
+def _game_over_loss(out: Decision[State], loser: int, reason: str) -> None:
     """A loss at once (planet full / eliminated): every other seat wins."""
     _game_over(out, [s for s in range(out.state.seats) if s != loser], reason)
 
 
-def _game_over_solo_win(out: _Out) -> None:
+def _game_over_solo_win(out: Decision[State]) -> None:
     _game_over(out, (0,), "the target planet is cleared")
-
-
-# ---- Evolve -----------------------------------------------------------------------------
-
-
-def evolve(state: State | None, event: pb.Event) -> State:
-    kind = event.WhichOneof("kind")
-    if state is None:
-        if kind != "game_set_up":
-            raise ValueError("a Bubblee Pop game starts with GameSetUp")
-        return _evolve_set_up(event.game_set_up)
-    return _EVOLVE[kind](state, getattr(event, kind))
-
-
-def _planet_masks(cells: Sequence[int]) -> Masks:
-    masks = [0] * 6
-    for index, colour in enumerate(cells):
-        if colour:
-            masks[colour - 1] |= 1 << index
-    return (masks[0], masks[1], masks[2], masks[3], masks[4], masks[5])
-
-
-def _evolve_set_up(ev: pb.GameSetUp) -> State:
-    o = ev.options
-    p0, p1 = (_planet_masks(p.cells) for p in ev.planets)
-    return State(
-        seats=ev.seats,
-        no_powers=o.no_powers,
-        extra_blacks=o.extra_blacks,
-        opponent_lines_grant_powers=o.opponent_lines_grant_powers,
-        solo_level=o.solo_level,
-        draw_seed=ev.draw_seed,
-        planets=(p0, p1),
-        sky=tuple(ev.sky),
-        bag=_counts(ev.bag),
-        set_aside=_counts(ev.set_aside),
-        zones=((0,) * 6, (0,) * 6),
-        turn=ev.first_player,
-        phase=ACTION,
-        drawn=0,
-        swapped=False,
-        first_turn=True,
-        pool=(),
-        draws=0,
-        outcome=None,
-    )
-
-
-def _with_planet(state: State, planet: int, masks: Sequence[int]) -> tuple[Masks, Masks]:
-    new: Masks = (masks[0], masks[1], masks[2], masks[3], masks[4], masks[5])
-    return (new, state.planets[1]) if planet == 0 else (state.planets[0], new)
-
-
-def _add(counts: tuple[int, ...], colour: int, n: int = 1) -> tuple[int, ...]:
-    out = list(counts)
-    out[colour - 1] += n
-    return tuple(out)
-
-
-# Each event's change to the state, from plain values: evolve decodes the event and applies
-# it; decide applies the same change to look at its own consequences (see _Out).
-
-
-def _apply_drawn(state: State, colour: int) -> State:
-    return _update(
-        state, drawn=colour, phase=PLACE, bag=_add(state.bag, colour, -1), draws=state.draws + 1
-    )
-
-
-def _apply_placed(state: State, index: int, colour: int) -> State:
-    sky = list(state.sky)
-    sky[index] = colour
-    return _update(state, sky=tuple(sky), drawn=0, phase=ACTION)
-
-
-def _apply_swapped(state: State, a: int, b: int) -> State:
-    sky = list(state.sky)
-    sky[a], sky[b] = sky[b], sky[a]
-    return _update(state, sky=tuple(sky), swapped=True)
-
-
-def _apply_dropped(
-    state: State, planet: int, landings: Sequence[tuple[int, int, int]]
-) -> State:
-    """`landings`: (sky cell, planet cell, colour) of each dropped Bubblee."""
-    sky = list(state.sky)
-    masks = list(state.planets[planet])
-    for source, target, colour in landings:
-        sky[source] = 0
-        masks[colour - 1] |= 1 << target
-    return _update(state, sky=tuple(sky), planets=_with_planet(state, planet, masks))
-
-
-def _apply_lines_cleared(
-    state: State, planet: int, colour: int, group: int, scorer: int, power: int
-) -> State:
-    masks = list(state.planets[planet])
-    masks[colour - 1] &= ~group
-    zones = list(state.zones)
-    zones[scorer] = _add(zones[scorer], colour, group.bit_count())
-    pool = state.pool + (power,) if power else state.pool
-    return _update(
-        state,
-        planets=_with_planet(state, planet, masks),
-        zones=(zones[0], zones[1]),
-        pool=pool,
-    )
-
-
-def _apply_gravity(state: State, planet: int, moves: Sequence[tuple[int, int]]) -> State:
-    old = state.planets[planet]
-    masks = list(old)
-    for source, target in moves:
-        k = board.colour_at(old, source) - 1
-        masks[k] = (masks[k] & ~(1 << source)) | (1 << target)
-    return _update(state, planets=_with_planet(state, planet, masks))
-
-
-def _apply_settled(state: State) -> State:
-    return _update(state, phase=POWERS) if state.pool else state
-
-
-def _apply_power_used(state: State, index: int) -> State:
-    """Pool entry `index` is used up (applied or declined)."""
-    pool = state.pool[:index] + state.pool[index + 1 :]
-    return _update(state, pool=pool, phase=POWERS if pool else ACTION)
-
-
-def _apply_turn_ended(state: State, next_seat: int) -> State:
-    return _update(
-        state, turn=next_seat, phase=ACTION, swapped=False, first_turn=False, pool=()
-    )
-
-
-def _evolve_drawn(state: State, ev: pb.Drawn) -> State:
-    return _apply_drawn(state, ev.colour)
-
-
-def _evolve_placed(state: State, ev: pb.Placed) -> State:
-    return _apply_placed(state, _index(ev.cell), ev.colour)
-
-
-def _evolve_swapped(state: State, ev: pb.Swapped) -> State:
-    return _apply_swapped(state, _index(ev.a), _index(ev.b))
-
-
-def _evolve_dropped(state: State, ev: pb.Dropped) -> State:
-    landings = [(_index(x.from_sky), _index(x.to_cell), x.colour) for x in ev.landings]
-    return _apply_dropped(state, ev.planet, landings)
-
-
-def _evolve_lines_cleared(state: State, ev: pb.LinesCleared) -> State:
-    group = 0
-    for cell in ev.cells:
-        group |= 1 << _index(cell)
-    return _apply_lines_cleared(state, ev.planet, ev.colour, group, ev.scorer, ev.power_gained)
-
-
-def _evolve_gravity(state: State, ev: pb.Gravity) -> State:
-    moves = [(_index(m.from_cell), _index(m.to_cell)) for m in ev.moves]
-    return _apply_gravity(state, ev.planet, moves)
-
-
-def _evolve_settled(state: State, ev: pb.Settled) -> State:
-    return _apply_settled(state)
-
-
-def _evolve_power_applied(state: State, ev: pb.PowerApplied) -> State:
-    state = _apply_power_used(state, ev.index)
-    kind = ev.WhichOneof("effect")
-    if kind == "swapped":
-        s = ev.swapped
-        a, b = _index(s.a), _index(s.b)
-        old = state.planets[s.planet]
-        ca, cb = board.colour_at(old, a), board.colour_at(old, b)
-        masks = list(old)
-        masks[ca - 1] = (masks[ca - 1] & ~(1 << a)) | (1 << b)
-        masks[cb - 1] = (masks[cb - 1] & ~(1 << b)) | (1 << a)
-        if ca == cb:
-            masks[ca - 1] = old[ca - 1]
-        return _update(state, planets=_with_planet(state, s.planet, masks))
-    if kind == "sent":
-        sent = ev.sent
-        sky = state.sky
-        if sent.WhichOneof("source") == "from_planet_cell":
-            src = sent.from_planet_cell
-            masks = list(state.planets[state.turn])
-            masks[sent.colour - 1] &= ~(1 << _index(src))
-            state = _update(state, planets=_with_planet(state, state.turn, masks))
-        else:
-            cells = list(sky)
-            cells[_index(sent.from_sky)] = 0
-            state = _update(state, sky=tuple(cells))
-        masks = list(state.planets[sent.to_planet])
-        masks[sent.colour - 1] |= 1 << _index(sent.to_cell)
-        return _update(state, planets=_with_planet(state, sent.to_planet, masks))
-    banked = ev.banked
-    masks = list(state.planets[banked.planet])
-    masks[banked.colour - 1] &= ~(1 << _index(banked.cell))
-    zones = list(state.zones)
-    zones[banked.scorer] = _add(zones[banked.scorer], banked.colour)
-    return _update(
-        state,
-        planets=_with_planet(state, banked.planet, masks), zones=(zones[0], zones[1])
-    )
-
-
-def _evolve_power_declined(state: State, ev: pb.PowerDeclined) -> State:
-    return _apply_power_used(state, ev.index)
-
-
-def _evolve_turn_ended(state: State, ev: pb.TurnEnded) -> State:
-    return _apply_turn_ended(state, ev.next_seat)
-
-
-def _evolve_game_over(state: State, ev: pb.GameOver) -> State:
-    o = ev.outcome
-    return _update(
-        state,
-        phase=OVER,
-        outcome=Outcome(winners=tuple(o.winners), scores=tuple(o.scores), reason=o.reason),
-    )
-
-
-_EVOLVE = {
-    "drawn": _evolve_drawn,
-    "placed": _evolve_placed,
-    "swapped": _evolve_swapped,
-    "dropped": _evolve_dropped,
-    "lines_cleared": _evolve_lines_cleared,
-    "gravity": _evolve_gravity,
-    "settled": _evolve_settled,
-    "power_applied": _evolve_power_applied,
-    "power_declined": _evolve_power_declined,
-    "turn_ended": _evolve_turn_ended,
-    "game_over": _evolve_game_over,
-}
-
-
-# ---- What seats see and may do ------------------------------------------------------------
-
-
-def view(state: State, seat: int | None) -> pb.View:
-    """Everything in Bubblee Pop is public: every seat sees the same (the bag's content can
-    be counted from the table; it has no order)."""
-    v = pb.View()
-    if seat is not None:
-        v.seat = seat
-    v.to_act.extend(to_act(state))
-    if state.outcome is not None:
-        _put_outcome(v.outcome, state.outcome)
-    o = v.options
-    o.no_powers = state.no_powers
-    o.extra_blacks = state.extra_blacks
-    o.opponent_lines_grant_powers = state.opponent_lines_grant_powers
-    o.solo_level = state.solo_level
-    for masks in state.planets:
-        # 20 cells; 25 at the very end when an eliminating Bubblee sits above a full column.
-        n = board.PLANET_CELLS
-        if board.occupied(masks) & board.ABOVE_PLANET:
-            n += WIDTH
-        v.planets.add().cells.extend(board.cells(masks, n))
-    v.sky.extend(state.sky)
-    for zone in state.zones:
-        _put_counts(v.score_zones.add(), zone)
-    v.scores.extend(scores(state))
-    v.pool.extend(state.pool)
-    v.drawn = state.drawn
-    v.turn = state.turn
-    v.phase = state.phase
-    v.swapped = state.swapped
-    v.first_turn = state.first_turn
-    v.bag_size = sum(state.bag)
-    _put_counts(v.bag, state.bag)
-    _put_counts(v.set_aside, state.set_aside)
-    v.seats = state.seats
-    if state.solo_level:
-        v.target_remaining = target_remaining(state)
-    return v
-
-
-def _put_outcome(msg: arbiter_pb2.Outcome, outcome: Outcome) -> None:
-    msg.winners.extend(outcome.winners)
-    msg.scores.extend(outcome.scores)
-    msg.reason = outcome.reason
-
-
-def redact(event: pb.Event, seat: int | None) -> pb.Event:
-    """Nothing is hidden: every event is public."""
-    return event
 
 
 def to_act(state: State) -> tuple[int, ...]:
@@ -1254,36 +892,3 @@ def power_targets(state: State, seat: int, power: int) -> list[tuple[int, int, i
 
 # Black is in the material but has no power.
 assert BLACK not in _POWERS
-
-
-def state_from_view(v: pb.View) -> State:
-    """The state a view shows. Everything in Bubblee Pop is public, so this is the whole
-    state (but for the count of draws so far and the solo bag seed): bots use it to look
-    ahead with the real rules."""
-    o = v.options
-    outcome_ = None
-    if v.phase == OVER:
-        outcome_ = Outcome(tuple(v.outcome.winners), tuple(v.outcome.scores), v.outcome.reason)
-    z0, z1 = (_counts(z) for z in v.score_zones)
-    p0, p1 = (_planet_masks(p.cells) for p in v.planets)
-    return State(
-        seats=v.seats,
-        no_powers=o.no_powers,
-        extra_blacks=o.extra_blacks,
-        opponent_lines_grant_powers=o.opponent_lines_grant_powers,
-        solo_level=o.solo_level,
-        draw_seed=0,
-        planets=(p0, p1),
-        sky=tuple(v.sky),
-        bag=_counts(v.bag),
-        set_aside=_counts(v.set_aside),
-        zones=(z0, z1),
-        turn=v.turn,
-        phase=v.phase,
-        drawn=v.drawn,
-        swapped=v.swapped,
-        first_turn=v.first_turn,
-        pool=tuple(v.pool),
-        draws=0,
-        outcome=outcome_,
-    )

@@ -429,6 +429,6 @@ def export(args: argparse.Namespace) -> int:
 
 
 def eila(args: argparse.Namespace) -> int:
-    from services.eila.validate import run_validate
+    from services.eila.tools.validate import run_validate
 
     return run_validate()

@@ -154,6 +154,42 @@ class Rng:
         return self.below(denominator) < numerator
 
 
+class Decision(Generic[S]):
+    """The events of one decision and the state after them, so that decide can read its own
+    consequences. Each event is emitted with its effect on the state: evolve by default, or
+    the change the rules already know (`change(state, *args)`), so that decide need not decode
+    its own messages. Effects are applied when the state is next read, so the last ones of a
+    decision cost nothing."""
+
+    __slots__ = ("_state", "_evolve", "_pending", "events")
+
+    def __init__(self, state: S | None, evolve: Callable[[S | None, Message], S]) -> None:
+        self._state = state
+        self._evolve = evolve
+        self._pending: list[tuple[Callable[..., S], tuple[object, ...]]] = []
+        self.events: list[Message] = []
+
+    @property
+    def state(self) -> S:
+        if self._pending:
+            state = self._state
+            for change, args in self._pending:
+                state = change(state, *args)
+            self._state = state
+            self._pending.clear()
+        assert self._state is not None, "a game starts with an event that sets it up"
+        return self._state
+
+    def emit(self, event: Message, change: Callable[..., S] | None = None, *args: object
+             ) -> None:
+        """Record `event`; its effect is `change(state, *args)`, or evolve's."""
+        self.events.append(event)
+        if change is None:
+            self._pending.append((self._evolve, (event,)))
+        else:
+            self._pending.append((change, args))
+
+
 class Bot(Protocol):
     """An AI player: it sees only its seat's view and the commands it may send."""
 

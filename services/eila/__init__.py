@@ -6,9 +6,10 @@ from arbiter.eila.v1 import eila_pb2
 
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
-from services.eila import bots, legacy, rules
+from services.eila import bots, legacy, rules, view
 from services.eila import render as table
-from services.eila.view import describe, view
+from services.eila.state import State, evolve
+from services.eila.words import describe
 
 
 def variants() -> list[Variant]:
@@ -25,7 +26,7 @@ def variants() -> list[Variant]:
     ]
 
 
-GAME: Game = Game(
+GAME: Game[State] = Game(
     name="eila",
     title="Eila and Something Shiny",
     pb=eila_pb2,
@@ -33,9 +34,9 @@ GAME: Game = Game(
     max_seats=1,
     setup=rules.setup,
     decide=rules.decide,
-    evolve=rules.evolve,
-    view=view,
-    redact=marked(rules.redact),
+    evolve=evolve,
+    view=view.view,
+    redact=marked(view.redact),
     describe=describe,
     render=table.render,
     to_act=rules.to_act,

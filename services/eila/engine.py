@@ -13,13 +13,11 @@ facts shuffled at once (`Dice.upfront`, see legacy.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from services.core.decider import MalformedCommand, Rng, RuleError
 from services.eila.data import DAYS, INTANGIBLE, SLOTS, TANGIBLE, Index, Json
-
-LOG_KEEP = 30
+from services.eila.state import Combat, Play
 
 
 class Dice(Protocol):
@@ -63,127 +61,6 @@ def shuffle(items: list[str], dice: Dice) -> list[str]:
         j = dice.below(i + 1)
         out[i], out[j] = out[j], out[i]
     return out
-
-
-@dataclass
-class Combat:
-    enemy: str
-    value: int  # the enemy's combat value after weaknesses
-    red: int
-    red_shield: bool
-    green: int  # -1: no green die
-    green_shield: bool
-    boost: int  # from items, Energy and spells (Eila's value)
-    spec: Json  # the combat effect being resolved
-
-    def total(self, double_green: bool) -> int:
-        green = max(self.green, 0) * (2 if double_green else 1)
-        return self.red + self.boost + green
-
-
-@dataclass
-class Mine:
-    """Chapter 3: nine tiles of 2x2 grids; `tiles[ty * 3 + tx]`, "" until turned over."""
-
-    tiles: list[str]
-    faceup: list[bool]
-    x: int = 0
-    y: int = 0
-    covered: list[int] = field(default_factory=list)
-    pool: list[str] = field(default_factory=list)  # tiles not laid yet (drawn when turned over)
-
-    def clone(self) -> Mine:
-        return Mine(list(self.tiles), list(self.faceup), self.x, self.y, list(self.covered),
-                    list(self.pool))
-
-
-@dataclass
-class Play:
-    """One attempt at one chapter: everything on the table."""
-
-    chapter: int
-    advanced: bool
-    hp: int
-    max_hp: int
-    res: dict[str, int]
-    items: list[str]
-    supports: list[str]
-    habits: list[str]
-    upcoming: list[str]  # index 0 is the top card
-    known: int  # how many top cards of the upcoming deck the player knows the order of
-    future: list[str]
-    past: list[str]
-    decks: dict[str, list[str]]  # red, blue, habit: cards waiting to be fetched
-    day: int = 1
-    present: str = ""
-    phase: str = "day"  # day, resolve, combat, moving, picking, room, meal, night, peek, over
-    queue: list[Json] = field(default_factory=list)
-    place: str = ""
-    submitted: dict[str, int] = field(default_factory=dict)
-    tonight: int = 0
-    track: int = 0
-    combat: Combat | None = None
-    shields: int = 0  # HP losses the dice's shield faces still cancel in this combat round
-    shield_cards_used: int = 0  # HP losses the shield support cards prevented this chapter
-    result: str = ""  # "", "won", "lost"
-    ending: str = ""
-    reason: str = ""
-    quizzes: list[str] = field(default_factory=list)  # drawn, not yet answered
-    quiz_decks: dict[str, list[str]] = field(default_factory=dict)
-    flags: list[str] = field(default_factory=list)
-    endings: list[str] = field(default_factory=list)  # earlier chapters' endings: "2B"
-    nested: str = ""  # a location event or location card being resolved inside the present
-    saved: list[Json] = field(default_factory=list)  # the present card's remaining effects
-    mine: Mine | None = None
-    moves: int = 0
-    offers: dict[str, list[str]] = field(default_factory=dict)  # contracts, privileges
-    picking: str = ""
-    location: str = ""  # chapter 5: the current location card
-    bottom: str = ""  # a card the player knows is at the bottom of the upcoming deck
-    fear_due: int = 0  # Fear waiting for the player to discard Knowledge or Energy for room
-    resume: str = ""  # the phase to go back to once it is placed (resolve or moving)
-
-    def clone(self) -> Play:
-        c = Play(**self.__dict__)
-        c.res = dict(self.res)
-        for name in ("items", "supports", "habits", "upcoming", "future", "past", "queue",
-                     "quizzes", "flags"):
-            setattr(c, name, list(getattr(self, name)))
-        c.decks = {k: list(v) for k, v in self.decks.items()}
-        c.quiz_decks = {k: list(v) for k, v in self.quiz_decks.items()}
-        c.submitted = dict(self.submitted)
-        c.endings = list(self.endings)
-        c.saved = list(self.saved)
-        c.offers = {k: list(v) for k, v in self.offers.items()}
-        if self.mine is not None:
-            c.mine = self.mine.clone()
-        if self.combat is not None:
-            c.combat = Combat(**self.combat.__dict__)
-        return c
-
-
-@dataclass
-class State:
-    """The campaign: its options, the save box, the chapter being played and the history."""
-
-    advanced: bool
-    single: bool
-    chapter: int
-    box: list[str]  # items, habits and support cards kept between chapters
-    play: Play | None
-    phase: str = "playing"  # playing, between, over
-    history: list[tuple[int, bool, str, int, str]] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
-    winners: tuple[int, ...] | None = None
-    reason: str = ""
-
-    def clone(self) -> State:
-        c = State(**self.__dict__)
-        c.box = list(self.box)
-        c.history = list(self.history)
-        c.log = list(self.log)
-        c.play = self.play.clone() if self.play else None
-        return c
 
 
 class Table:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import fields
 from typing import Any
 
-from services.eila.engine import Combat, Mine, Play, State
+from services.eila.state import Combat, Mine, Play, State
 
 PLAY_PARTS = tuple(f.name for f in fields(Play))
 # The campaign's own parts; its log is the events' public account, not a fact.

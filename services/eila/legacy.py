@@ -18,7 +18,8 @@ from arbiter.eila.v1 import eila_pb2 as pb
 from services.core.decider import RuleError
 from services.eila import rules
 from services.eila.data import content_digest
-from services.eila.engine import LOG_KEEP, RecordingDice, ReplayDice, State
+from services.eila.engine import RecordingDice, ReplayDice
+from services.eila.state import LOG_KEEP, State
 
 
 def content_version() -> str:

@@ -10,7 +10,8 @@ from arbiter.eila.v1 import eila_pb2 as pb
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
 from services.eila import engine, facts
 from services.eila.data import CHAPTERS, RESOURCES, Index, content_version, default_index
-from services.eila.engine import BANDS, Dice, Play, RecordingDice, ReplayDice, State, Table
+from services.eila.engine import BANDS, Dice, RecordingDice, ReplayDice, Table
+from services.eila.state import Mine, Play, State, opening_state
 
 RESOURCE_OF = {pb.FOOD: "food", pb.COIN: "coin", pb.STONE: "stone", pb.KNOWLEDGE: "knowledge",
                pb.ENERGY: "energy", pb.FEAR: "fear"}
@@ -99,7 +100,7 @@ def setup_mine(ix: Index, play: Play, data: Any, dice: Dice) -> None:
                 layout[pos] = tile
         pool = by_band["MC"]
     faceup = [i == 0 for i in range(9)]
-    play.mine = engine.Mine(layout, faceup, pool=pool)
+    play.mine = Mine(layout, faceup, pool=pool)
 
 
 def mine_positions() -> dict[str, list[int]]:
@@ -166,12 +167,6 @@ def check_options(options: Any) -> None:
     check_habit_order(sorted(set(options.save_box)), options.habit_order)
 
 
-def opening_state(options: Any) -> State:
-    """The campaign before its first chapter is set up: the options and the save box."""
-    return State(advanced=options.advanced, single=options.single_chapter,
-                 chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
-
-
 def new_state(options: Any, dice: Dice, log: list[str]) -> State:
     state = opening_state(options)
     start_chapter(state, options.first_chapter, dice, log, options.habit_order)
@@ -198,21 +193,6 @@ def changed(before: State, after: State, new_play: bool, log: list[str]) -> Any:
         event.changed.facts.add(part=part, value=value)
     event.changed.log.extend(log)
     return event
-
-
-def evolve(state: State | None, event: Any) -> State:
-    """Apply the facts: no content is read and no rule is run (see facts.py)."""
-    kind = event.WhichOneof("kind")
-    if kind == "opened":
-        return opening_state(event.opened.options)
-    if kind in ("started", "acted"):  # a log from before events held facts
-        from services.eila import legacy
-
-        return legacy.evolve(state, event)
-    assert state is not None and kind == "changed", f"an Eila event of no kind: {kind}"
-    new = facts.apply(state, event.changed.facts)
-    new.log = (new.log + list(event.changed.log))[-engine.LOG_KEEP:]
-    return new
 
 
 def apply(state: State, command: Any, dice: Dice, log: list[str]) -> None:
@@ -427,16 +407,3 @@ def climbs_for_energy(p: Play, ix: Index, side: str) -> bool:
     if not m.faceup[engine.tile_index(m.x + dx, m.y + dy)]:
         return True
     return engine.edge(Table(p, ix, ReplayDice([]), []), m.x, m.y, side) == "cliff"
-
-
-def redact(event: Any, seat: int | None) -> Any:
-    """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
-    event's draws may give away the upcoming deck's order: of those only the log is shown."""
-    out = pb.Event()
-    out.CopyFrom(event)
-    kind = out.WhichOneof("kind")
-    if kind == "changed":
-        facts.shown(out.changed)
-    elif kind in ("started", "acted"):
-        del getattr(out, kind).draws[:]
-    return out

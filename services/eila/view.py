@@ -7,10 +7,10 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
-from services.eila import engine
+from services.eila import engine, facts
 from services.eila.data import RESOURCES, Index, Json
-from services.eila.engine import Play, State
 from services.eila.rules import index, outcome, to_act
+from services.eila.state import Play, State
 
 
 def describe_effect(effect: Json, ix: Index) -> str:
@@ -105,21 +105,6 @@ def held(thing: Json | None, ref: str, colour: str) -> Any:
                        color=colour)
 
 
-def describe(event: Any, seat: int | None) -> str | None:
-    """An event in words: the public log lines it wrote (the draws stay hidden)."""
-    kind = event.WhichOneof("kind")
-    if kind is None:
-        return None
-    body = getattr(event, kind)
-    lines = [line for line in getattr(body, "log", ()) if line]
-    if lines:
-        return "; ".join(lines)
-    if kind == "started":
-        return "the campaign begins"
-    command = body.command.WhichOneof("kind") if hasattr(body, "command") else None
-    return f"you chose to {command.replace('_', ' ')}" if command else "you acted"
-
-
 def view(state: State, seat: int | None) -> Any:
     ix = index()
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
@@ -195,3 +180,16 @@ def view(state: State, seat: int | None) -> Any:
     if p.ending:
         v.ending = ix.content.chapter(p.chapter).get("endings", {}).get(p.ending, "")
     return v
+
+
+def redact(event: Any, seat: int | None) -> Any:
+    """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
+    event's draws may give away the upcoming deck's order: of those only the log is shown."""
+    out = pb.Event()
+    out.CopyFrom(event)
+    kind = out.WhichOneof("kind")
+    if kind == "changed":
+        facts.shown(out.changed)
+    elif kind in ("started", "acted"):
+        del getattr(out, kind).draws[:]
+    return out

@@ -8,8 +8,8 @@ from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
 
 from . import render as table
+from . import view
 from .bots import BOTS
-from .privacy import redact, redeal, view
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
 from .state import State, evolve
 from .words import describe, view_hidden
@@ -38,8 +38,8 @@ GAME: Game[State] = Game(
     setup=setup,
     decide=decide,
     evolve=evolve,
-    view=with_hidden(view, view_hidden),
-    redact=marked(redact),
+    view=with_hidden(view.view, view_hidden),
+    redact=marked(view.redact),
     describe=describe,
     render=table.render,
     to_act=to_act,
@@ -48,7 +48,7 @@ GAME: Game[State] = Game(
     bots=dict(BOTS),
     standard_seats=5,
     default_bot="keeper",
-    redeal=redeal,
+    redeal=view.redeal,
     deadlines=deadlines,
     variants=variants,
     # Random play ends most games at once with a wrong proclamation; the keeper plays long

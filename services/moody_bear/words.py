@@ -10,7 +10,7 @@ from __future__ import annotations
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
 from services.core.happened import does, listed, named, plural, who, whose
-from services.moody_bear.privacy import redact
+from services.moody_bear.view import redact
 
 
 def card(value: int) -> str:

@@ -7,7 +7,7 @@ from arbiter.shadow_council.v1 import shadow_council_pb2
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked, with_hidden
 from services.shadow_council import render as table
-from services.shadow_council import rules, views
+from services.shadow_council import rules, view
 from services.shadow_council.bots import BOTS
 from services.shadow_council.state import State, evolve
 from services.shadow_council.words import describe, view_hidden
@@ -34,8 +34,8 @@ GAME: Game[State] = Game(
     setup=rules.setup,
     decide=rules.decide,
     evolve=evolve,
-    view=with_hidden(views.view, view_hidden),
-    redact=marked(views.redact),
+    view=with_hidden(view.view, view_hidden),
+    redact=marked(view.redact),
     describe=describe,
     render=table.render,
     to_act=rules.to_act,
@@ -43,7 +43,7 @@ GAME: Game[State] = Game(
     outcome=rules.outcome,
     bots=dict(BOTS),
     default_bot="sleuth",
-    redeal=views.redeal,
+    redeal=view.redeal,
     variants=variants,
     # The sleuth peeks, guards and guesses; the random half attacks the guarded seats it
     # would spare (AttackBlocked).

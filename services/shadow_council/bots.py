@@ -16,12 +16,11 @@ from services.shadow_council import data
 from services.shadow_council.belief import Belief
 from services.shadow_council.rules import Play
 from services.shadow_council.state import (
-    CLUE_KINDS,
     Clue,
     Fact,
     card_name,
+    clue_of,
     identity_name,
-    keyword_name,
     name_of,
     suit_name,
 )
@@ -37,21 +36,14 @@ def random_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
     return rng.choice(legal)
 
 
+def clues_seen(view: pb.View) -> list[Clue]:
+    """The seat's clues, read back from its view as the state holds them."""
+    return [clue_of(c, c.tick, c.round) for c in view.clues]
+
+
 def belief_from_view(view: pb.View) -> Belief:
     """Rebuild the seat's belief from its view alone."""
-    clues = [
-        Clue(
-            tick=c.tick,
-            round=c.round,
-            subject=c.subject,
-            kind=CLUE_KINDS[c.kind],
-            source=name_of(pb.ClueSource, c.source, "SOURCE_"),
-            keyword=keyword_name(c.keyword) if c.keyword else "",
-            identity=identity_name(c.identity) if c.identity else "",
-            suit=suit_name(c.suit) if c.suit else "",
-        )
-        for c in view.clues
-    ]
+    clues = clues_seen(view)
     facts = [
         Fact(
             tick=f.tick,

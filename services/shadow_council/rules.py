@@ -14,6 +14,7 @@ from typing import Any
 
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
+from services.core import decider
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError
 from services.shadow_council import data
 from services.shadow_council.state import (
@@ -66,23 +67,14 @@ class _Finished(Exception):
     """The game ended in the middle of a command: no further effect resolves."""
 
 
-class Tx:
-    """The events of one decision, folded into a working state as they are emitted."""
+class Decision(decider.Decision[State]):
+    """The shared decision builder, with the game's rng and its primitive effects."""
+
+    __slots__ = ("rng",)
 
     def __init__(self, state: State | None, rng: Rng) -> None:
-        self._state = state
+        super().__init__(state, evolve)
         self.rng = rng
-        self.events: list[pb.Event] = []
-
-    @property
-    def state(self) -> State:
-        assert self._state is not None
-        return self._state
-
-    def emit(self, **kind: Any) -> None:
-        event = pb.Event(**kind)
-        self.events.append(event)
-        self._state = evolve(self._state, event)
 
     # ---- primitive effects -------------------------------------------------------------
 
@@ -90,13 +82,13 @@ class Tx:
         """Gain or lose gold; gold never goes below 0."""
         actual = max(delta, -self.state.gold[seat])
         if actual:
-            self.emit(gold_changed=pb.GoldChanged(seat=seat, delta=actual))
+            self.emit(pb.Event(gold_changed=pb.GoldChanged(seat=seat, delta=actual)))
 
     def zone(self, zone: str, delta: int) -> None:
         """Move a zone; zones never go below 0."""
         actual = max(delta, -self.state.zone(zone))
         if actual:
-            self.emit(zone_changed=pb.ZoneChanged(zone=zone_pb(zone), delta=actual))
+            self.emit(pb.Event(zone_changed=pb.ZoneChanged(zone=zone_pb(zone), delta=actual)))
 
     def draw(self, seat: int, count: int) -> None:
         """Draw from the deck, reshuffling the discard pile into it when it runs out."""
@@ -105,18 +97,18 @@ class Tx:
                 if not self.state.discard:
                     return
                 deck = self.rng.shuffled(self.state.discard)
-                self.emit(
+                self.emit(pb.Event(
                     deck_reshuffled=pb.DeckReshuffled(
                         count=len(deck), deck=[card_pb(c) for c in deck]
                     )
-                )
+                ))
             cards = self.state.deck[:count]
             count -= len(cards)
-            self.emit(
+            self.emit(pb.Event(
                 cards_drawn=pb.CardsDrawn(
                     seat=seat, count=len(cards), cards=[card_pb(c) for c in cards]
                 )
-            )
+            ))
 
     def discard_random(self, seat: int, count: int) -> None:
         """"Target discards" = random cards of the hand, shown face up."""
@@ -128,16 +120,16 @@ class Tx:
             self.discard(seat, picked)
 
     def discard(self, seat: int, cards: Sequence[str]) -> None:
-        self.emit(
+        self.emit(pb.Event(
             cards_discarded=pb.CardsDiscarded(seat=seat, cards=[card_pb(c) for c in cards])
-        )
+        ))
 
     def clue(self, seat: int, subject: int, kind: int, source: str, **content: Any) -> None:
-        self.emit(
+        self.emit(pb.Event(
             clue_gained=pb.ClueGained(
                 seat=seat, subject=subject, kind=kind, source=source_pb(source), **content
             )
-        )
+        ))
 
     def keyword_clue(self, seat: int, subject: int, source: str) -> None:
         """A random keyword of the subject's shadow identity, for `seat` only."""
@@ -170,17 +162,17 @@ class Tx:
             return True
         if s.event == "DARK_NIGHT" and card in ("DARK_ASSASSINATE", "POISON"):
             return True
-        self.emit(attack_blocked=pb.AttackBlocked(target=target, card=card_pb(card)))
+        self.emit(pb.Event(attack_blocked=pb.AttackBlocked(target=target, card=card_pb(card))))
         return False
 
     # ---- eliminations and the end ------------------------------------------------------
 
     def eliminate(self, seat: int, cause: int) -> None:
-        self.emit(
+        self.emit(pb.Event(
             player_eliminated=pb.PlayerEliminated(
                 seat=seat, cause=cause, shadow=identity_pb(self.state.shadow[seat])
             )
-        )
+        ))
         self.check_end()
 
     def check_broke(self) -> None:
@@ -201,7 +193,7 @@ class Tx:
             self.finish(f"the {wiped.lower()} faction has no survivors")
 
     def finish(self, reason: str) -> None:
-        self.emit(game_ended=final_result(self.state, reason))
+        self.emit(pb.Event(game_ended=final_result(self.state, reason)))
         raise _Finished
 
 
@@ -285,8 +277,8 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
     public = rng.shuffled(in_play)
     shadow = rng.shuffled(in_play)
     deck = rng.shuffled(data.full_deck(options.full_deck))
-    tx = Tx(None, rng)
-    tx.emit(
+    out = Decision(None, rng)
+    out.emit(pb.Event(
         set_up=pb.GameSetUp(
             rounds=options.rounds or data.ROUNDS,
             ai=[_is_ai(seat) for seat in seats],
@@ -295,190 +287,191 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
             shadow_identities=[identity_pb(i) for i in shadow],
             deck=[card_pb(c) for c in deck],
         )
-    )
+    ))
     for seat in range(len(seats)):
-        tx.draw(seat, data.STARTING_HAND)
-    _run(tx)
-    return tx.events
+        out.draw(seat, data.STARTING_HAND)
+    _run(out)
+    return out.events
 
 
 # ---- the flow of a round -----------------------------------------------------------------
 
 
-def _run(tx: Tx) -> None:
+def _run(out: Decision) -> None:
     try:
-        _advance(tx)
+        _advance(out)
     except _Finished:
         pass
 
 
-def _advance(tx: Tx) -> None:
+def _advance(out: Decision) -> None:
     """Play on until a seat must choose (or the game is over)."""
-    while tx.state.phase != OVER and not to_act(tx.state):
-        s = tx.state
+    while out.state.phase != OVER and not to_act(out.state):
+        s = out.state
         if s.phase == "":
-            _start_round(tx, 1)
+            _start_round(out, 1)
         elif s.phase == PASSIVES:
-            _resolve_passives(tx)
+            _resolve_passives(out)
         elif s.phase == ACTIONS:
-            _next_turn(tx)
+            _next_turn(out)
         elif s.phase == GUESS:
             if s.guessing_round() and s.ai_guesser == NOT_DRAWN:
-                _draw_ai_guesser(tx)
+                _draw_ai_guesser(out)
             else:
-                _end_round(tx)
+                _end_round(out)
 
 
-def _start_round(tx: Tx, round_: int) -> None:
-    begin_round(tx, round_, tx.rng.choice(data.EVENTS))
+def _start_round(out: Decision, round_: int) -> None:
+    begin_round(out, round_, out.rng.choice(data.EVENTS))
 
 
-def begin_round(tx: Tx, round_: int, event: str) -> None:
+def begin_round(out: Decision, round_: int, event: str) -> None:
     """Guards expire, this round's event takes effect, then the passives."""
-    tx.emit(round_started=pb.RoundStarted(round=round_, event=event_pb(event)))
-    EVENT_EFFECTS[event](tx)
-    tx.check_broke()
-    tx.emit(phase_started=pb.PhaseStarted(phase=pb.PHASE_PASSIVES))
+    out.emit(pb.Event(round_started=pb.RoundStarted(round=round_, event=event_pb(event))))
+    EVENT_EFFECTS[event](out)
+    out.check_broke()
+    out.emit(pb.Event(phase_started=pb.PhaseStarted(phase=pb.PHASE_PASSIVES)))
 
 
-def _resolve_passives(tx: Tx) -> None:
+def _resolve_passives(out: Decision) -> None:
     """Every survivor's passive, in seat order, from round 2; then last round's disguises
     revert. Stops when the Assassin must choose."""
-    s = tx.state
+    s = out.state
     if s.round >= 2:
         for seat in range(s.passive_next, s.seats):
-            if not tx.state.alive[seat]:
+            if not out.state.alive[seat]:
                 continue
-            identity = tx.state.public[seat]
-            if identity == "ASSASSIN" and _assassin_can_act(tx.state, seat):
-                tx.emit(
+            identity = out.state.public[seat]
+            if identity == "ASSASSIN" and _assassin_can_act(out.state, seat):
+                out.emit(pb.Event(
                     passive_pending=pb.PassivePending(
                         seat=seat, identity=identity_pb(identity)
                     )
-                )
+                ))
                 return
-            PASSIVES_BY_IDENTITY[identity](tx, seat)
-            tx.check_broke()
-    for seat, other, played in reversed(tx.state.disguises):
-        if played < tx.state.round:
-            tx.emit(
+            PASSIVES_BY_IDENTITY[identity](out, seat)
+            out.check_broke()
+    for seat, other, played in reversed(out.state.disguises):
+        if played < out.state.round:
+            out.emit(pb.Event(
                 identities_swapped=pb.IdentitiesSwapped(
                     kind=pb.SWAP_DISGUISE_REVERT, seat=seat, other=other
                 )
-            )
-    tx.emit(phase_started=pb.PhaseStarted(phase=pb.PHASE_ACTIONS))
+            ))
+    out.emit(pb.Event(phase_started=pb.PhaseStarted(phase=pb.PHASE_ACTIONS)))
 
 
 def _assassin_can_act(s: State, seat: int) -> bool:
     return bool(s.hands[seat]) and len(s.survivors()) > 1
 
 
-def _next_turn(tx: Tx) -> None:
-    s = tx.state
+def _next_turn(out: Decision) -> None:
+    s = out.state
     later = [seat for seat in s.survivors() if seat > s.current]
     if not later:
-        _shadow_phase(tx)
-        _start_guess_phase(tx)
+        _shadow_phase(out)
+        _start_guess_phase(out)
         return
     seat = later[0]
-    tx.emit(turn_started=pb.TurnStarted(seat=seat, skipped=s.skip_turn[seat]))
+    out.emit(pb.Event(turn_started=pb.TurnStarted(seat=seat, skipped=s.skip_turn[seat])))
 
 
-def _shadow_phase(tx: Tx) -> None:
+def _shadow_phase(out: Decision) -> None:
     """Zero-gold discards, then the zone comparison, then the milestones."""
-    for seat in tx.state.survivors():
-        if tx.state.gold[seat] == 0:
-            tx.discard_random(seat, 1)
-    tx.check_broke()
-    s = tx.state
+    for seat in out.state.survivors():
+        if out.state.gold[seat] == 0:
+            out.discard_random(seat, 1)
+    out.check_broke()
+    s = out.state
     order = sum(s.zone(z) for z in data.ORDER_ZONES)
     chaos = sum(s.zone(z) for z in data.CHAOS_ZONES)
     for seat in s.survivors():
         if order > chaos:
-            tx.gold(seat, 1)
+            out.gold(seat, 1)
         elif chaos > order:
-            tx.draw(seat, 1)
-    gold_bonus = tx.state.zone("ECONOMY") // 5
-    card_bonus = tx.state.zone("STRATEGY") // 5
-    for seat in tx.state.survivors():
-        tx.gold(seat, gold_bonus)
-        tx.draw(seat, card_bonus)
+            out.draw(seat, 1)
+    gold_bonus = out.state.zone("ECONOMY") // 5
+    card_bonus = out.state.zone("STRATEGY") // 5
+    for seat in out.state.survivors():
+        out.gold(seat, gold_bonus)
+        out.draw(seat, card_bonus)
 
 
-def _start_guess_phase(tx: Tx) -> None:
-    tx.emit(phase_started=pb.PhaseStarted(phase=pb.PHASE_GUESS))
-    for seat in tx.state.survivors():
-        tx.draw(seat, data.GUESS_PHASE_DRAW)
+def _start_guess_phase(out: Decision) -> None:
+    out.emit(pb.Event(phase_started=pb.PhaseStarted(phase=pb.PHASE_GUESS)))
+    for seat in out.state.survivors():
+        out.draw(seat, data.GUESS_PHASE_DRAW)
 
 
-def _draw_ai_guesser(tx: Tx) -> None:
+def _draw_ai_guesser(out: Decision) -> None:
     """After the humans, with probability 1/2 one random surviving AI seat may guess."""
-    s = tx.state
+    s = out.state
     ai_seats = [seat for seat in s.survivors() if s.ai[seat]]
-    if ai_seats and tx.rng.chance(1, 2):
-        tx.emit(ai_guess_drawn=pb.AiGuessDrawn(drawn=True, seat=tx.rng.choice(ai_seats)))
+    if ai_seats and out.rng.chance(1, 2):
+        drawn = pb.AiGuessDrawn(drawn=True, seat=out.rng.choice(ai_seats))
+        out.emit(pb.Event(ai_guess_drawn=drawn))
     else:
-        tx.emit(ai_guess_drawn=pb.AiGuessDrawn(drawn=False))
+        out.emit(pb.Event(ai_guess_drawn=pb.AiGuessDrawn(drawn=False)))
 
 
-def _end_round(tx: Tx) -> None:
-    if tx.state.round >= tx.state.rounds:
-        tx.finish(f"after round {tx.state.round}")
-    _start_round(tx, tx.state.round + 1)
+def _end_round(out: Decision) -> None:
+    if out.state.round >= out.state.rounds:
+        out.finish(f"after round {out.state.round}")
+    _start_round(out, out.state.round + 1)
 
 
 # ---- events ------------------------------------------------------------------------------
 
 
-def _tax_collector(tx: Tx) -> None:
+def _tax_collector(out: Decision) -> None:
     """All players lose 1 Gold (or Military Zone -1 if broke)."""
-    for seat in tx.state.survivors():
-        if tx.state.gold[seat] > 0:
-            tx.gold(seat, -1)
+    for seat in out.state.survivors():
+        if out.state.gold[seat] > 0:
+            out.gold(seat, -1)
         else:
-            tx.zone("MILITARY", -1)
+            out.zone("MILITARY", -1)
 
 
-def _market_boom(tx: Tx) -> None:
-    for seat in tx.state.survivors():
-        tx.gold(seat, 1)
+def _market_boom(out: Decision) -> None:
+    for seat in out.state.survivors():
+        out.gold(seat, 1)
 
 
-def _donation_season(tx: Tx) -> None:
-    _market_boom(tx)
-    tx.zone("ECONOMY", 1)
+def _donation_season(out: Decision) -> None:
+    _market_boom(out)
+    out.zone("ECONOMY", 1)
 
 
-def _plague(tx: Tx) -> None:
+def _plague(out: Decision) -> None:
     """Player with most cards discards 2 (every player tied for most)."""
-    s = tx.state
+    s = out.state
     most = max(len(s.hands[seat]) for seat in s.survivors())
     for seat in s.survivors():
         if most and len(s.hands[seat]) == most:
-            tx.discard_random(seat, 2)
+            out.discard_random(seat, 2)
 
 
-def _judgment_day(tx: Tx) -> None:
+def _judgment_day(out: Decision) -> None:
     """Player with fewest cards discards all, draws 3 (every player tied for fewest)."""
-    s = tx.state
+    s = out.state
     fewest = min(len(s.hands[seat]) for seat in s.survivors())
     for seat in s.survivors():
         if len(s.hands[seat]) == fewest:
             if s.hands[seat]:
-                tx.discard(seat, tx.state.hands[seat])
-            tx.draw(seat, 3)
+                out.discard(seat, out.state.hands[seat])
+            out.draw(seat, 3)
 
 
-def _no_immediate_effect(tx: Tx) -> None:
+def _no_immediate_effect(out: Decision) -> None:
     """Riot, Banquet, Arms Race and Dark Night modify the round; Oracle and Memory
     Fragments grant their free actions when the round starts (state.evolve)."""
 
 
-EVENT_EFFECTS: dict[str, Callable[[Tx], None]] = {
+EVENT_EFFECTS: dict[str, Callable[[Decision], None]] = {
     "TAX_COLLECTOR": _tax_collector,
     "DARK_ALLEY_RIOT": _no_immediate_effect,
     "DIPLOMATIC_BANQUET": _no_immediate_effect,
-    "BORDER_CONFLICT": lambda tx: tx.zone("MILITARY", 2),
+    "BORDER_CONFLICT": lambda out: out.zone("MILITARY", 2),
     "MARKET_BOOM": _market_boom,
     "DIVINE_ORACLE": _no_immediate_effect,
     "PLAGUE": _plague,
@@ -493,19 +486,19 @@ EVENT_EFFECTS: dict[str, Callable[[Tx], None]] = {
 # ---- passives ----------------------------------------------------------------------------
 
 
-def _spy_passive(tx: Tx, seat: int) -> None:
+def _spy_passive(out: Decision, seat: int) -> None:
     """View 1 random surviving player's shadow keyword (another player)."""
-    others = [o for o in tx.state.survivors() if o != seat]
+    others = [o for o in out.state.survivors() if o != seat]
     if others:
-        tx.keyword_clue(seat, tx.rng.choice(others), "SPY")
+        out.keyword_clue(seat, out.rng.choice(others), "SPY")
 
 
-PASSIVES_BY_IDENTITY: dict[str, Callable[[Tx, int], None]] = {
-    "GENERAL": lambda tx, seat: tx.zone("MILITARY", 1),
-    "MERCHANT": lambda tx, seat: tx.gold(seat, 1),
-    "PROPHET": lambda tx, seat: tx.draw(seat, 1),
-    "ASSASSIN": lambda tx, seat: None,  # only when it cannot act (no card or no target)
-    "ALCHEMIST": lambda tx, seat: tx.zone("ECONOMY", 1),
+PASSIVES_BY_IDENTITY: dict[str, Callable[[Decision, int], None]] = {
+    "GENERAL": lambda out, seat: out.zone("MILITARY", 1),
+    "MERCHANT": lambda out, seat: out.gold(seat, 1),
+    "PROPHET": lambda out, seat: out.draw(seat, 1),
+    "ASSASSIN": lambda out, seat: None,  # only when it cannot act (no card or no target)
+    "ALCHEMIST": lambda out, seat: out.zone("ECONOMY", 1),
     "SPY": _spy_passive,
 }
 
@@ -536,156 +529,157 @@ class Play:
         return self.targets[0]
 
 
-def _discard_attack(tx: Tx, p: Play) -> None:
+def _discard_attack(out: Decision, p: Play) -> None:
     for target in p.targets:
-        if tx.attack_lands(target, p.card):
-            tx.discard_random(target, p.amount(1))
+        if out.attack_lands(target, p.card):
+            out.discard_random(target, p.amount(1))
 
 
-def _siege(tx: Tx, p: Play) -> None:
-    tx.zone("MILITARY", p.amount(2))
-    if tx.attack_lands(p.target, p.card):
-        tx.emit(turn_skip_ordered=pb.TurnSkipOrdered(target=p.target))
+def _siege(out: Decision, p: Play) -> None:
+    out.zone("MILITARY", p.amount(2))
+    if out.attack_lands(p.target, p.card):
+        out.emit(pb.Event(turn_skip_ordered=pb.TurnSkipOrdered(target=p.target)))
 
 
-def _scout(tx: Tx, p: Play) -> None:
-    hand = tx.state.hands[p.target]
+def _scout(out: Decision, p: Play) -> None:
+    hand = out.state.hands[p.target]
     if hand:
-        card = hand[tx.rng.below(len(hand))]
+        card = hand[out.rng.below(len(hand))]
         suit = data.CARDS[card].suit
-        tx.clue(p.seat, p.target, pb.CLUE_SUIT, "SCOUT", suit=suit_pb(suit))
+        out.clue(p.seat, p.target, pb.CLUE_SUIT, "SCOUT", suit=suit_pb(suit))
 
 
-def _mutiny(tx: Tx, p: Play) -> None:
-    tx.zone("MILITARY", p.amount(2))
-    tx.zone("ECONOMY", p.amount(-1))
+def _mutiny(out: Decision, p: Play) -> None:
+    out.zone("MILITARY", p.amount(2))
+    out.zone("ECONOMY", p.amount(-1))
 
 
-def _bribe(tx: Tx, p: Play) -> None:
-    if tx.attack_lands(p.target, p.card):
-        stolen = min(p.amount(1), tx.state.gold[p.target])
-        tx.gold(p.target, -stolen)
-        tx.gold(p.seat, stolen)
+def _bribe(out: Decision, p: Play) -> None:
+    if out.attack_lands(p.target, p.card):
+        stolen = min(p.amount(1), out.state.gold[p.target])
+        out.gold(p.target, -stolen)
+        out.gold(p.seat, stolen)
 
 
-def _bankrupt(tx: Tx, p: Play) -> None:
-    if tx.attack_lands(p.target, p.card):
-        tx.gold(p.target, -p.amount(2))
+def _bankrupt(out: Decision, p: Play) -> None:
+    if out.attack_lands(p.target, p.card):
+        out.gold(p.target, -p.amount(2))
 
 
-def _trade(tx: Tx, p: Play) -> None:
-    tx.draw(p.seat, p.amount(1))
-    tx.draw(p.target, p.amount(1))
+def _trade(out: Decision, p: Play) -> None:
+    out.draw(p.seat, p.amount(1))
+    out.draw(p.target, p.amount(1))
 
 
-def _invest(tx: Tx, p: Play) -> None:
-    tx.zone("ECONOMY", p.amount(2))
-    tx.gold(p.seat, p.amount(1))
+def _invest(out: Decision, p: Play) -> None:
+    out.zone("ECONOMY", p.amount(2))
+    out.gold(p.seat, p.amount(1))
 
 
-def _thrift(tx: Tx, p: Play) -> None:
-    tx.zone("ECONOMY", p.amount(1))
-    tx.draw(p.seat, p.amount(1))
+def _thrift(out: Decision, p: Play) -> None:
+    out.zone("ECONOMY", p.amount(1))
+    out.draw(p.seat, p.amount(1))
 
 
-def _forge(tx: Tx, p: Play) -> None:
-    tx.zone(data.ZONE_OF_SUIT[p.suit], p.amount(2))
+def _forge(out: Decision, p: Play) -> None:
+    out.zone(data.ZONE_OF_SUIT[p.suit], p.amount(2))
 
 
-def _prophecy(tx: Tx, p: Play) -> None:
+def _prophecy(out: Decision, p: Play) -> None:
     """Correct: +2 gold, wrong: -1 gold; the player alone learns which."""
-    correct = tx.state.shadow[p.target] == p.guess
-    tx.gold(p.seat, p.amount(2) if correct else -p.amount(1))
+    correct = out.state.shadow[p.target] == p.guess
+    out.gold(p.seat, p.amount(2) if correct else -p.amount(1))
     kind = pb.CLUE_IDENTITY if correct else pb.CLUE_NOT_IDENTITY
-    tx.clue(p.seat, p.target, kind, "PROPHECY", identity=identity_pb(p.guess))
+    out.clue(p.seat, p.target, kind, "PROPHECY", identity=identity_pb(p.guess))
 
 
-def _insight(tx: Tx, p: Play) -> None:
+def _insight(out: Decision, p: Play) -> None:
     suits = sorted(
-        (data.CARDS[c].suit for c in tx.state.hands[p.target]), key=data.SUITS.index
+        (data.CARDS[c].suit for c in out.state.hands[p.target]), key=data.SUITS.index
     )
-    tx.clue(p.seat, p.target, pb.CLUE_HAND_SUITS, "INSIGHT", suits=[suit_pb(x) for x in suits])
+    out.clue(p.seat, p.target, pb.CLUE_HAND_SUITS, "INSIGHT", suits=[suit_pb(x) for x in suits])
 
 
-def _secret_order(tx: Tx, p: Play) -> None:
-    tx.zone("STRATEGY", p.amount(2))
-    tx.draw(p.seat, p.amount(1))
+def _secret_order(out: Decision, p: Play) -> None:
+    out.zone("STRATEGY", p.amount(2))
+    out.draw(p.seat, p.amount(1))
 
 
-def _disguise(tx: Tx, p: Play) -> None:
-    tx.emit(
+def _disguise(out: Decision, p: Play) -> None:
+    out.emit(pb.Event(
         identities_swapped=pb.IdentitiesSwapped(
             kind=pb.SWAP_DISGUISE, seat=p.seat, other=p.target
         )
-    )
+    ))
 
 
-def _poison(tx: Tx, p: Play) -> None:
-    if tx.attack_lands(p.target, p.card):
-        tx.keyword_clue(p.seat, p.target, "POISON")
+def _poison(out: Decision, p: Play) -> None:
+    if out.attack_lands(p.target, p.card):
+        out.keyword_clue(p.seat, p.target, "POISON")
 
 
-def _chaos(tx: Tx, p: Play) -> None:
+def _chaos(out: Decision, p: Play) -> None:
     """All discard 1, then all draw 1."""
-    for seat in tx.state.survivors():
-        tx.discard_random(seat, p.amount(1))
-    for seat in tx.state.survivors():
-        tx.draw(seat, p.amount(1))
+    for seat in out.state.survivors():
+        out.discard_random(seat, p.amount(1))
+    for seat in out.state.survivors():
+        out.draw(seat, p.amount(1))
 
 
-def _dark_assassinate(tx: Tx, p: Play) -> None:
-    if tx.attack_lands(p.target, p.card):
-        tx.eliminate(p.target, pb.CAUSE_DARK_ASSASSINATED)
+def _dark_assassinate(out: Decision, p: Play) -> None:
+    if out.attack_lands(p.target, p.card):
+        out.eliminate(p.target, pb.CAUSE_DARK_ASSASSINATED)
 
 
-def _eavesdrop(tx: Tx, p: Play) -> None:
-    identity = identity_pb(tx.state.shadow[p.target])
-    tx.clue(p.seat, p.target, pb.CLUE_IDENTITY, "EAVESDROP", identity=identity)
+def _eavesdrop(out: Decision, p: Play) -> None:
+    identity = identity_pb(out.state.shadow[p.target])
+    out.clue(p.seat, p.target, pb.CLUE_IDENTITY, "EAVESDROP", identity=identity)
 
 
-def _conspiracy(tx: Tx, p: Play) -> None:
-    tx.zone("SHADOW_ALLEY", p.amount(2))
-    tx.gold(p.seat, p.amount(1))
+def _conspiracy(out: Decision, p: Play) -> None:
+    out.zone("SHADOW_ALLEY", p.amount(2))
+    out.gold(p.seat, p.amount(1))
 
 
-def _brainwash(tx: Tx, p: Play) -> None:
-    tx.emit(identities_swapped=pb.IdentitiesSwapped(kind=pb.SWAP_BRAINWASH, seat=p.target))
+def _brainwash(out: Decision, p: Play) -> None:
+    swapped = pb.IdentitiesSwapped(kind=pb.SWAP_BRAINWASH, seat=p.target)
+    out.emit(pb.Event(identities_swapped=swapped))
     # A Brainwash changes a faction: turning the last survivor of a faction wipes it out.
-    tx.check_end()
+    out.check_end()
 
 
-CARD_EFFECTS: dict[str, Callable[[Tx, Play], None]] = {
-    "RALLY": lambda tx, p: tx.zone("MILITARY", p.amount(3)),
+CARD_EFFECTS: dict[str, Callable[[Decision, Play], None]] = {
+    "RALLY": lambda out, p: out.zone("MILITARY", p.amount(3)),
     "ASSASSINATE": _discard_attack,
     "SIEGE": _siege,
-    "GUARD": lambda tx, p: tx.emit(guard_raised=pb.GuardRaised(seat=p.seat)),
-    "CONSCRIPT": lambda tx, p: tx.draw(p.seat, p.amount(2)),
-    "CHARGE": lambda tx, p: tx.zone("MILITARY", p.amount(4)),
+    "GUARD": lambda out, p: out.emit(pb.Event(guard_raised=pb.GuardRaised(seat=p.seat))),
+    "CONSCRIPT": lambda out, p: out.draw(p.seat, p.amount(2)),
+    "CHARGE": lambda out, p: out.zone("MILITARY", p.amount(4)),
     "SCOUT": _scout,
     "MUTINY": _mutiny,
-    "TAX": lambda tx, p: tx.gold(p.seat, p.amount(2)),
+    "TAX": lambda out, p: out.gold(p.seat, p.amount(2)),
     "BRIBE": _bribe,
-    "MONOPOLY": lambda tx, p: tx.zone("ECONOMY", p.amount(3)),
+    "MONOPOLY": lambda out, p: out.zone("ECONOMY", p.amount(3)),
     "INVEST": _invest,
     "BANKRUPT": _bankrupt,
     "TRADE": _trade,
-    "BOUNTY": lambda tx, p: tx.gold(p.seat, p.amount(3)),
+    "BOUNTY": lambda out, p: out.gold(p.seat, p.amount(3)),
     "THRIFT": _thrift,
-    "PEEK": lambda tx, p: tx.keyword_clue(p.seat, p.target, "PEEK"),
+    "PEEK": lambda out, p: out.keyword_clue(p.seat, p.target, "PEEK"),
     "FORGE": _forge,
-    "PROPAGANDA": lambda tx, p: tx.zone("SHADOW_ALLEY", p.amount(2)),
+    "PROPAGANDA": lambda out, p: out.zone("SHADOW_ALLEY", p.amount(2)),
     "PROPHECY": _prophecy,
     "SOW_DISCORD": _discard_attack,
     "INSIGHT": _insight,
-    "SCHEME": lambda tx, p: tx.zone("STRATEGY", p.amount(3)),
+    "SCHEME": lambda out, p: out.zone("STRATEGY", p.amount(3)),
     "SECRET_ORDER": _secret_order,
-    "REFLECT": lambda tx, p: tx.reflect_clue(p.seat, "REFLECT"),
+    "REFLECT": lambda out, p: out.reflect_clue(p.seat, "REFLECT"),
     "DISGUISE": _disguise,
     "POISON": _poison,
     "CHAOS": _chaos,
     "DARK_ASSASSINATE": _dark_assassinate,
     "EAVESDROP": _eavesdrop,
-    "DARK_ALLEY": lambda tx, p: tx.zone("SHADOW_ALLEY", p.amount(3)),
+    "DARK_ALLEY": lambda out, p: out.zone("SHADOW_ALLEY", p.amount(3)),
     "CONSPIRACY": _conspiracy,
     "BRAINWASH": _brainwash,
 }
@@ -730,8 +724,8 @@ def _require_action(s: State) -> None:
         raise RuleError("NO_ACTIONS_LEFT", "you have no actions left this turn")
 
 
-def _play_card(tx: Tx, seat: int, cmd: pb.PlayCard) -> None:
-    s = tx.state
+def _play_card(out: Decision, seat: int, cmd: pb.PlayCard) -> None:
+    s = out.state
     if cmd.card == 0 or cmd.card not in pb.Card.values():
         raise MalformedCommand("CARD_REQUIRED", "name a card to play", "card")
     card = card_name(cmd.card)
@@ -749,7 +743,7 @@ def _play_card(tx: Tx, seat: int, cmd: pb.PlayCard) -> None:
         raise RuleError("MILITARY_BANNED", "Military cards cannot be used this round")
     targets = _card_targets(s, seat, spec, cmd)
     guess = _identity_field(cmd.guess, "guess") if card == "PROPHECY" else ""
-    tx.emit(
+    out.emit(pb.Event(
         card_played=pb.CardPlayed(
             seat=seat,
             card=cmd.card,
@@ -757,9 +751,9 @@ def _play_card(tx: Tx, seat: int, cmd: pb.PlayCard) -> None:
             guess=identity_pb(guess) if guess else 0,
             suit=suit_pb(suit) if card == "FORGE" else 0,
         )
-    )
-    CARD_EFFECTS[card](tx, Play(seat, card, suit, tuple(targets), guess, s.event))
-    tx.check_broke()
+    ))
+    CARD_EFFECTS[card](out, Play(seat, card, suit, tuple(targets), guess, s.event))
+    out.check_broke()
 
 
 def _card_targets(s: State, seat: int, spec: data.CardSpec, cmd: pb.PlayCard) -> list[int]:
@@ -778,45 +772,45 @@ def _card_targets(s: State, seat: int, spec: data.CardSpec, cmd: pb.PlayCard) ->
     return [first, second]
 
 
-def _gold_peek(tx: Tx, seat: int, cmd: pb.GoldPeek) -> None:
-    s = tx.state
+def _gold_peek(out: Decision, seat: int, cmd: pb.GoldPeek) -> None:
+    s = out.state
     target = _other_survivor(s, seat, cmd, "target")
     _require_turn(s, seat)
     _require_action(s)
     cost = data.gold_peek_cost(s.round)
     if s.gold[seat] < cost:
         raise RuleError("NOT_ENOUGH_GOLD", f"a keyword costs {cost} gold this round")
-    tx.emit(gold_peek_paid=pb.GoldPeekPaid(seat=seat, target=target, cost=cost))
-    tx.keyword_clue(seat, target, "GOLD_PEEK")
-    tx.check_broke()
+    out.emit(pb.Event(gold_peek_paid=pb.GoldPeekPaid(seat=seat, target=target, cost=cost)))
+    out.keyword_clue(seat, target, "GOLD_PEEK")
+    out.check_broke()
 
 
-def _free_peek(tx: Tx, seat: int, cmd: pb.FreePeek) -> None:
-    s = tx.state
+def _free_peek(out: Decision, seat: int, cmd: pb.FreePeek) -> None:
+    s = out.state
     target = _other_survivor(s, seat, cmd, "target")
     _require_turn(s, seat)
     if not s.free_peek[seat]:
         raise RuleError("NO_FREE_PEEK", "you have no free Peek this round")
-    tx.emit(free_action_used=pb.FreeActionUsed(seat=seat, peek=True, target=target))
-    tx.keyword_clue(seat, target, "FREE_PEEK")
+    out.emit(pb.Event(free_action_used=pb.FreeActionUsed(seat=seat, peek=True, target=target)))
+    out.keyword_clue(seat, target, "FREE_PEEK")
 
 
-def _free_reflect(tx: Tx, seat: int, cmd: pb.FreeReflect) -> None:
-    s = tx.state
+def _free_reflect(out: Decision, seat: int, cmd: pb.FreeReflect) -> None:
+    s = out.state
     _require_turn(s, seat)
     if not s.free_reflect[seat]:
         raise RuleError("NO_FREE_REFLECT", "you have no free Reflect this round")
-    tx.emit(free_action_used=pb.FreeActionUsed(seat=seat, peek=False, target=seat))
-    tx.reflect_clue(seat, "FREE_REFLECT")
+    out.emit(pb.Event(free_action_used=pb.FreeActionUsed(seat=seat, peek=False, target=seat)))
+    out.reflect_clue(seat, "FREE_REFLECT")
 
 
-def _end_turn(tx: Tx, seat: int, cmd: pb.EndTurn) -> None:
-    _require_turn(tx.state, seat)
-    tx.emit(turn_ended=pb.TurnEnded(seat=seat))
+def _end_turn(out: Decision, seat: int, cmd: pb.EndTurn) -> None:
+    _require_turn(out.state, seat)
+    out.emit(pb.Event(turn_ended=pb.TurnEnded(seat=seat)))
 
 
-def _assassin_order(tx: Tx, seat: int, cmd: pb.AssassinOrder) -> None:
-    s = tx.state
+def _assassin_order(out: Decision, seat: int, cmd: pb.AssassinOrder) -> None:
+    s = out.state
     if cmd.discard == 0 or cmd.discard not in pb.Card.values():
         raise MalformedCommand("CARD_REQUIRED", "name the card to discard", "discard")
     target = _other_survivor(s, seat, cmd, "target")
@@ -825,10 +819,10 @@ def _assassin_order(tx: Tx, seat: int, cmd: pb.AssassinOrder) -> None:
     card = card_name(cmd.discard)
     if card not in s.hands[seat]:
         raise RuleError("CARD_NOT_IN_HAND", f"you have no {card.replace('_', ' ').title()}")
-    tx.emit(passive_resolved=pb.PassiveResolved(seat=seat, target=target))
-    tx.discard(seat, [card])
-    tx.discard_random(target, 1)
-    tx.check_broke()
+    out.emit(pb.Event(passive_resolved=pb.PassiveResolved(seat=seat, target=target)))
+    out.discard(seat, [card])
+    out.discard_random(target, 1)
+    out.check_broke()
 
 
 def _require_guess_turn(s: State, seat: int) -> None:
@@ -838,29 +832,29 @@ def _require_guess_turn(s: State, seat: int) -> None:
         raise RuleError("NOT_YOUR_GUESS", "it is not your turn to guess")
 
 
-def _guess(tx: Tx, seat: int, cmd: pb.Guess) -> None:
-    s = tx.state
+def _guess(out: Decision, seat: int, cmd: pb.Guess) -> None:
+    s = out.state
     identity = _identity_field(cmd.identity, "identity")
     target = _other_survivor(s, seat, cmd, "target")
     _require_guess_turn(s, seat)
     correct = s.shadow[target] == identity
-    tx.emit(
+    out.emit(pb.Event(
         guess_made=pb.GuessMade(
             seat=seat, target=target, identity=cmd.identity, correct=correct
         )
-    )
+    ))
     if correct:
-        tx.eliminate(target, pb.CAUSE_GUESSED)
+        out.eliminate(target, pb.CAUSE_GUESSED)
     else:
-        tx.eliminate(seat, pb.CAUSE_WRONG_GUESS)
+        out.eliminate(seat, pb.CAUSE_WRONG_GUESS)
 
 
-def _skip_guess(tx: Tx, seat: int, cmd: pb.SkipGuess) -> None:
-    _require_guess_turn(tx.state, seat)
-    tx.emit(guess_skipped=pb.GuessSkipped(seat=seat))
+def _skip_guess(out: Decision, seat: int, cmd: pb.SkipGuess) -> None:
+    _require_guess_turn(out.state, seat)
+    out.emit(pb.Event(guess_skipped=pb.GuessSkipped(seat=seat)))
 
 
-HANDLERS: dict[str, Callable[[Tx, int, Any], None]] = {
+HANDLERS: dict[str, Callable[[Decision, int, Any], None]] = {
     "play": _play_card,
     "gold_peek": _gold_peek,
     "free_peek": _free_peek,
@@ -883,13 +877,13 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
     _seat_index(state, seat, "seat")
     if not state.alive[seat]:
         raise RuleError("ELIMINATED", "you have been eliminated")
-    tx = Tx(state, rng)
+    out = Decision(state, rng)
     try:
-        HANDLERS[kind](tx, seat, getattr(command, kind))
-        _advance(tx)
+        HANDLERS[kind](out, seat, getattr(command, kind))
+        _advance(out)
     except _Finished:
         pass
-    return tx.events
+    return out.events
 
 
 # ---- who acts, and what they may do ------------------------------------------------------

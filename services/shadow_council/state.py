@@ -320,18 +320,24 @@ def _identities_swapped(s: State, e: pb.IdentitiesSwapped) -> State:
     )
 
 
-def _clue_gained(s: State, e: pb.ClueGained) -> State:
-    clue = Clue(
-        tick=s.tick,
-        round=s.round,
-        subject=e.subject,
-        kind=CLUE_KINDS[e.kind],
-        source=name_of(pb.ClueSource, e.source, "SOURCE_"),
-        keyword=keyword_name(e.keyword) if e.keyword else "",
-        identity=identity_name(e.identity) if e.identity else "",
-        suit=suit_name(e.suit) if e.suit else "",
-        suits=tuple(suit_name(x) for x in e.suits),
+def clue_of(msg: pb.ClueGained | pb.Clue, tick: int, round_: int) -> Clue:
+    """The clue a ClueGained event gives, or a view's Clue shows: the one reading of a clue
+    from protobuf, for the state and for the bots alike."""
+    return Clue(
+        tick=tick,
+        round=round_,
+        subject=msg.subject,
+        kind=CLUE_KINDS[msg.kind],
+        source=name_of(pb.ClueSource, msg.source, "SOURCE_"),
+        keyword=keyword_name(msg.keyword) if msg.keyword else "",
+        identity=identity_name(msg.identity) if msg.identity else "",
+        suit=suit_name(msg.suit) if msg.suit else "",
+        suits=tuple(suit_name(x) for x in msg.suits),
     )
+
+
+def _clue_gained(s: State, e: pb.ClueGained) -> State:
+    clue = clue_of(e, s.tick, s.round)
     return replace(s, clues=_set(s.clues, e.seat, s.clues[e.seat] + (clue,)))
 
 

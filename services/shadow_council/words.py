@@ -9,7 +9,7 @@ from __future__ import annotations
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.happened import does, listed, named, plural, who, whose
-from services.shadow_council.views import redact
+from services.shadow_council.view import redact
 
 
 def card(value: int) -> str:

@@ -1,8 +1,8 @@
 """The games a worker process serves: the registry's, plus any named in ARBITER_EXTRA_GAMES.
 
-ARBITER_EXTRA_GAMES="toy=tests.workers.toygame" adds games defined outside services/ (the
-tests' toy game) to workers started as separate processes: "name=module", comma-separated;
-the module must define GAME.
+ARBITER_EXTRA_GAMES="toy=services.toy" adds games the registry leaves out (the template
+game, which the tests play) to workers started as separate processes: "name=module",
+comma-separated; the module must define GAME.
 """
 
 from __future__ import annotations

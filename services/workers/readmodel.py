@@ -138,7 +138,7 @@ def _fingerprint(game: Game) -> str:
     elif os.path.basename(folder) == game.name:  # services/<game>/: its modules and data
         paths = [os.path.join(folder, n) for n in os.listdir(folder)
                  if n.endswith(".py") or n == "data"]
-    else:  # a game defined in one module (the tests' toy game)
+    else:  # a game defined in a single module
         paths = [path] if path else []
     h = hashlib.sha256(game.name.encode())
     for name in sorted(_files(paths)):

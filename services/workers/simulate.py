@@ -103,7 +103,7 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
               "commands": commands, "events": dict(kinds), "observed": dict(observed),
               "seconds": seconds}
     if game.name == "eila":  # a campaign retries lost chapters: every attempt counts
-        from services.eila.simulate import attempts
+        from services.eila.tools.simulate import attempts
 
         result["attempts"] = attempts(state)
     return result
@@ -251,7 +251,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "observed": {k: by_value(v) for k, v in sorted(observed.items())},
     }
     if game.name == "eila":  # win rates per chapter attempt, not per campaign
-        from services.eila.simulate import per_attempt
+        from services.eila.tools.simulate import per_attempt
 
         per_attempt(report, results)
     return report
@@ -277,7 +277,7 @@ def render(report: dict[str, Any]) -> str:
     for end, count in report["ends"].items():
         lines.append(f"  ended: {end}: {count}")
     if "attempts" in report:  # Eila
-        from services.eila.simulate import render_attempts
+        from services.eila.tools.simulate import render_attempts
 
         lines += render_attempts(report["attempts"])
     ln = report["length"]

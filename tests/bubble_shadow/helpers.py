@@ -9,7 +9,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
-from services.bubble_shadow.rules import Player, Signed, State, evolve
+from services.bubble_shadow.state import Player, Signed, State, evolve
 from services.core.decider import Rng, Seat
 
 T = pb

@@ -9,8 +9,9 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
-from services.bubble_shadow.rules import State, eligible_mortals, legal_actions
-from services.bubble_shadow.views import redact
+from services.bubble_shadow.rules import eligible_mortals, legal_actions
+from services.bubble_shadow.state import State
+from services.bubble_shadow.view import redact
 from services.core.decider import RuleError
 
 from .helpers import act, decide_events, fold, kinds, play, sign, table, tokens

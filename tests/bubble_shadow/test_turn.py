@@ -255,7 +255,7 @@ def test_magician_pay_order_is_given_when_playing() -> None:
 
 
 def test_payment_is_public() -> None:
-    from services.bubble_shadow.views import redact
+    from services.bubble_shadow.view import redact
 
     state = signing(tokens(moon=2))
     [signed] = decide_events(state, 1, sign_cmd(0))[:1]

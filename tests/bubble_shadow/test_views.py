@@ -9,8 +9,8 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
-from services.bubble_shadow.rules import State
-from services.bubble_shadow.views import redact, redeal, view
+from services.bubble_shadow.state import State
+from services.bubble_shadow.view import redact, redeal, view
 from services.core.decider import Rng
 
 from .helpers import act, new_game, play, sign, table, tokens

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
+from services.bubblee.state import State, evolve
 from services.core.decider import Rng, Seat
 
 EMPTY_PLANET = (".....", ".....", ".....", ".....")
@@ -35,9 +36,9 @@ def table(
     no_powers: bool = False,
     opponent_lines_grant_powers: bool = False,
     zones: tuple[tuple[int, ...], tuple[int, ...]] = ((0,) * 6, (0,) * 6),
-) -> rules.State:
+) -> State:
     """A table drawn as pictures (planets top row first; '.' empty, K black)."""
-    return rules.State(
+    return State(
         seats=seats,
         no_powers=no_powers,
         extra_blacks=0,
@@ -60,22 +61,22 @@ def table(
     )
 
 
-def new_game(options: pb.Options | None = None, seed: int = 0) -> rules.State:
+def new_game(options: pb.Options | None = None, seed: int = 0) -> State:
     options = options or pb.Options()
     seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
     return fold(None, rules.setup(options, seats, Rng.for_test(seed)))
 
 
-def fold(state: rules.State | None, events: Sequence[pb.Event]) -> rules.State:
+def fold(state: State | None, events: Sequence[pb.Event]) -> State:
     for ev in events:
-        state = rules.evolve(state, ev)
+        state = evolve(state, ev)
     assert state is not None
     return state
 
 
 def act(
-    state: rules.State, command: pb.Command, seat: int | None = None, seed: int = 0
-) -> tuple[list[pb.Event], rules.State]:
+    state: State, command: pb.Command, seat: int | None = None, seed: int = 0
+) -> tuple[list[pb.Event], State]:
     """Decide and fold: the events and the state after them."""
     seat = state.turn if seat is None else seat
     events = rules.decide(state, seat, command, Rng.for_test(seed))
@@ -90,7 +91,7 @@ def of_kind(events: Sequence[pb.Event], kind: str) -> list:
     return [getattr(ev, kind) for ev in events if ev.WhichOneof("kind") == kind]
 
 
-def planet(state: rules.State, index: int, rows: int = 4) -> list[str]:
+def planet(state: State, index: int, rows: int = 4) -> list[str]:
     return board.to_rows(state.planets[index], rows)
 
 
@@ -142,7 +143,7 @@ def decline(index: int) -> pb.Command:
     return cmd
 
 
-def bubblee_count(state: rules.State) -> int:
+def bubblee_count(state: State) -> int:
     """Every Bubblee of the game: planets, sky, the drawn one, bag, score zones, set aside."""
     on_planets = sum(m.bit_count() for p in state.planets for m in p)
     in_sky = sum(1 for c in state.sky if c)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import GAME, arena, board, bots, rules
+from services.bubblee import GAME, board, bots, rules
+from services.bubblee.state import evolve
+from services.bubblee.tools import arena
+from services.bubblee.view import view
 from services.core.decider import Rng
 from tests.bubblee.helpers import new_game, table
 
@@ -24,16 +27,16 @@ def test_bots_pick_a_legal_command(name: str) -> None:
         if state.outcome is not None:
             break
         legal = rules.legal_actions(state, state.turn)
-        command = GAME.bots[name](rules.view(state, state.turn), legal, Rng.for_test(1))
+        command = GAME.bots[name](view(state, state.turn), legal, Rng.for_test(1))
         assert command in legal
         for ev in rules.decide(state, state.turn, command, Rng.for_test(2)):
-            state = rules.evolve(state, ev)
+            state = evolve(state, ev)
 
 
 def test_greedy_takes_a_line_when_it_can() -> None:
     state = table(planet0=(".....", ".....", ".....", "RR..."), sky=("PBGYR", "GYRPB"))
     legal = rules.legal_actions(state, 0)
-    command = bots.greedy_bot(rules.view(state, 0), legal, Rng.for_test(0))
+    command = bots.greedy_bot(view(state, 0), legal, Rng.for_test(0))
     assert command.WhichOneof("kind") == "drop"
     assert {command.drop.a.column, command.drop.b.column} >= {2}
 
@@ -42,7 +45,7 @@ def test_greedy_banks_a_yellow_power() -> None:
     state = table(planet0=(".....", ".....", ".....", "K.G.K"), phase=pb.PHASE_POWERS,
                   pool=(Y,))
     legal = rules.legal_actions(state, 0)
-    command = bots.greedy_bot(rules.view(state, 0), legal, Rng.for_test(0))
+    command = bots.greedy_bot(view(state, 0), legal, Rng.for_test(0))
     assert command.WhichOneof("kind") == "apply_power"
 
 
@@ -50,11 +53,11 @@ def test_greedy_declines_a_red_swap_that_scores_for_the_opponent() -> None:
     state = table(planet1=(".....", ".....", ".....", "RRBR."), phase=pb.PHASE_POWERS,
                   pool=(R,))
     legal = rules.legal_actions(state, 0)
-    command = bots.greedy_bot(rules.view(state, 0), legal, Rng.for_test(0))
+    command = bots.greedy_bot(view(state, 0), legal, Rng.for_test(0))
     if command.WhichOneof("kind") == "apply_power":  # any swap but the one that gives 3 away
         after = state
         for ev in rules.decide(state, 0, command, Rng.for_test(0)):
-            after = rules.evolve(after, ev)
+            after = evolve(after, ev)
         assert sum(after.zones[1]) == 0
 
 

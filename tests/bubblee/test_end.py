@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
+from services.bubblee.view import view
 from tests.bubblee.helpers import act, drop, kinds, of_kind, table
 
 ZONES_5_3 = ((5, 0, 0, 0, 0, 0), (0, 3, 0, 0, 0, 0))
@@ -39,11 +40,9 @@ def test_tie_is_shared() -> None:
 
 
 def test_view_shows_the_outcome() -> None:
-    from services.bubblee import rules
-
     state = table(bag=(1, 0, 0, 0, 0, 0), zones=ZONES_5_3)
     _, after = act(state, drop((0, 0), (1, 0)))
-    v = rules.view(after, None)
+    v = view(after, None)
     assert list(v.outcome.winners) == [0] and v.phase == pb.PHASE_OVER and not v.to_act
 
 

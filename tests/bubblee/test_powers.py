@@ -6,6 +6,7 @@ import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
+from services.bubblee.state import scores
 from services.core.decider import MalformedCommand, Rng, RuleError
 from tests.bubblee.helpers import (
     START_PLANET,
@@ -117,7 +118,7 @@ def test_black_can_be_moved_by_powers() -> None:
 
 def test_black_in_score_zone_counts_one_point() -> None:
     state = table(zones=((0, 0, 0, 0, 0, 2), (1, 0, 0, 0, 0, 0)))
-    assert rules.scores(state) == (2, 1)
+    assert scores(state) == (2, 1)
 
 
 def test_lines_on_opponent_planet_score_for_owner_and_grant_no_power() -> None:

@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bubblee import board, rules
+from services.bubblee.state import State
+from services.bubblee.view import state_from_view, view
 from services.core.decider import Rng, RuleError, Seat
 from tests.bubblee import helpers
 from tests.bubblee.helpers import bubblee_count, fold
@@ -26,7 +28,7 @@ OPTIONS = [
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def check_invariants(state: rules.State) -> None:
+def check_invariants(state: State) -> None:
     assert bubblee_count(state) == 96
     assert all(n >= 0 for n in state.bag + state.set_aside)
     for masks in state.planets:
@@ -74,10 +76,10 @@ def test_view_shows_the_whole_state(seed: int, data: st.DataObject) -> None:
     for step in range(40):
         if state.outcome is not None:
             break
-        seen = rules.state_from_view(rules.view(state, 0))
+        seen = state_from_view(view(state, 0))
         assert seen == state._replace(draws=0, draw_seed=0)
-        assert rules.view(state, 0).SerializeToString() != b""
-        assert rules.view(state, 1).planets == rules.view(state, None).planets
+        assert view(state, 0).SerializeToString() != b""
+        assert view(state, 1).planets == view(state, None).planets
         legal = rules.legal_actions(state, state.turn)
         command = legal[data.draw(st.integers(0, len(legal) - 1))]
         state = fold(state, rules.decide(state, state.turn, command, Rng(b"v", step)))
@@ -141,7 +143,7 @@ def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObje
             state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"l", step)))
 
 
-def _every_command(state: rules.State) -> list[pb.Command]:
+def _every_command(state: State) -> list[pb.Command]:
     """Every command a client could send now (planet pairs: every ordered pair of cells)."""
     sky = [(c, r) for r in range(2) for c in range(board.WIDTH)]
     land = [(c, r) for r in range(board.HEIGHT) for c in range(board.WIDTH)]
@@ -177,7 +179,7 @@ def _every_command(state: rules.State) -> list[pb.Command]:
     return out
 
 
-def _meaning(state: rules.State, cmd: pb.Command) -> tuple:
+def _meaning(state: State, cmd: pb.Command) -> tuple:
     """What a command does: the cells of a pair in either order are one command, and pool
     entries of one colour are interchangeable (docs/rulings/bubblee.md T5, P7)."""
     kind = cmd.WhichOneof("kind")
@@ -194,7 +196,7 @@ def _meaning(state: rules.State, cmd: pb.Command) -> tuple:
     return (kind, power, msg.column)
 
 
-def _changes_nothing(state: rules.State, cmd: pb.Command) -> bool:
+def _changes_nothing(state: State, cmd: pb.Command) -> bool:
     """A swap of two Bubblees of one colour (in the sky, or by red or green on a planet):
     accepted, never listed (docs/rulings/bubblee.md T6)."""
     kind = cmd.WhichOneof("kind")

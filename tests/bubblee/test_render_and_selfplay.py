@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import render, rules, selfplay
+from services.bubblee import render, rules
+from services.bubblee.tools import selfplay
+from services.bubblee.view import view
 from tests.bubblee.helpers import new_game, table
 
 
 def test_render_plain_draws_sky_planets_and_zones() -> None:
     state = table(planet0=(".....", ".....", "R....", "K.K.K"), sky=("RPBGY", "PBGYR"),
                   zones=((1, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0)))
-    text = render.render(rules.view(state, 0), colour=False)
+    text = render.render(view(state, 0), colour=False)
     assert text.splitlines()[:14] == [
         "seat 1: 0 points  zone -",
         "    1 2 3 4 5",
@@ -33,22 +35,22 @@ def test_render_plain_draws_sky_planets_and_zones() -> None:
 
 
 def test_render_colour_uses_ansi() -> None:
-    text = render.render(rules.view(new_game(), None), colour=True)
+    text = render.render(view(new_game(), None), colour=True)
     assert "\x1b[31m" in text and "\x1b[0m" in text
 
 
 def test_render_shows_drawn_pool_and_outcome() -> None:
     state = table(phase=pb.PHASE_POWERS, pool=(1, 5))
-    assert "powers 0:red 1:yellow" in render.render(rules.view(state, 0), colour=False)
+    assert "powers 0:red 1:yellow" in render.render(view(state, 0), colour=False)
     state = table(phase=pb.PHASE_PLACE, drawn=3, sky=("RPBGY", "PB.YR"))
-    assert "drawn B (blue)" in render.render(rules.view(state, 0), colour=False)
+    assert "drawn B (blue)" in render.render(view(state, 0), colour=False)
     over = state._replace(outcome=rules.Outcome((1,), (2, 3), "the bag cannot refill the sky"),
                           phase=pb.PHASE_OVER)
-    assert "won by seat 1" in render.render(rules.view(over, None), colour=False)
+    assert "won by seat 1" in render.render(view(over, None), colour=False)
 
 
 def test_render_solo_shows_the_target() -> None:
-    text = render.render(rules.view(new_game(pb.Options(solo_level=1)), 0), colour=False)
+    text = render.render(view(new_game(pb.Options(solo_level=1)), 0), colour=False)
     assert "target planet: 5 coloured left" in text
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee.render import describe
+from services.bubblee.words import describe
 
 
 def test_describe_names_each_command_with_the_boards_columns() -> None:
@@ -25,11 +25,12 @@ def test_describe_names_each_command_with_the_boards_columns() -> None:
 
 def test_power_entries_say_which_bubblee_moves() -> None:
     from services.bubblee import rules
+    from services.bubblee.view import view as view_of
     from tests.bubblee.helpers import table
 
     state = table(planet0=(".....", ".....", "Y....", "K.G.K"), phase=pb.PHASE_POWERS,
                   pool=(2, 5, 3))  # purple, yellow, blue
-    view = rules.view(state, 0)
+    view = view_of(state, 0)
     words = [describe(c, view) for c in rules.legal_actions(state, 0)]
     assert ("power 0 (purple): send your yellow Bubblee at column 1, row 2 from the ground "
             "to column 1 of the opponent's planet") in words

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import arena, board, bots, levels, rules, solver
+from services.bubblee import board, bots, levels, rules
+from services.bubblee.state import scores, target_remaining
+from services.bubblee.tools import arena, solver
+from services.bubblee.view import view
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
 from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
 
@@ -60,7 +63,7 @@ def test_o9_stored_difficulty_is_what_the_measure_gives(number: int) -> None:
 def test_level_1_is_winnable() -> None:
     outcome, state = arena.play([bots.greedy_bot], 0, pb.Options(solo_level=1))
     assert outcome.winners == (0,) and outcome.reason == "the target planet is cleared"
-    assert rules.target_remaining(state) == 0
+    assert target_remaining(state) == 0
 
 
 SOLUTIONS = solver.load_solutions()
@@ -75,7 +78,7 @@ def test_every_level_is_winnable_by_its_stored_line(number: int) -> None:
     """The solver's line, replayed through the rules (any game seed), clears the target."""
     state = solver.replay_line(number, SOLUTIONS[number])
     assert state.outcome is not None and state.outcome.winners == (0,)
-    assert rules.target_remaining(state) == 0
+    assert target_remaining(state) == 0
 
 
 def test_unknown_level_is_malformed() -> None:
@@ -156,10 +159,10 @@ def test_solo_lines_on_target_go_to_the_targets_zone() -> None:
     state = table(planet1=(".....", ".....", ".....", "RRKR."), phase=POWERS, pool=(R,),
                   seats=1, solo_level=1)
     _, after = act(state, apply(0, a=(2, 0), b=(3, 0)))
-    assert after.zones[1][R - 1] == 3 and rules.scores(after) == (0,)
+    assert after.zones[1][R - 1] == 3 and scores(after) == (0,)
     assert bubblee_count(after) == bubblee_count(state)
 
 
 def test_solo_view_counts_what_is_left_on_the_target() -> None:
     state = new_game(pb.Options(solo_level=1))
-    assert rules.view(state, 0).target_remaining == 5
+    assert view(state, 0).target_remaining == 5

@@ -6,6 +6,7 @@ import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board, rules
+from services.bubblee.view import view
 from services.core.decider import MalformedCommand, Rng, RuleError
 from tests.bubblee.helpers import act, drop, kinds, new_game, of_kind, place, planet, swap, table
 
@@ -197,12 +198,12 @@ def test_a_single_empty_sky_cell_still_needs_a_place_command() -> None:
     """T7: « Il pioche 1 Bubblee et le place dans une case vide du Ciel »: the active player
     places every drawn Bubblee, even into the last empty cell, where the place command is
     the only one offered (and the terminal game says it is the only empty cell)."""
-    from services.bubblee.render import describe
+    from services.bubblee.words import describe
 
     state = table(sky=("RPBGY", "P.GYR"), phase=pb.PHASE_PLACE, drawn=board.BLUE)
     legal = rules.legal_actions(state, 0)
     assert legal == [place(1, 0)]
     assert rules.to_act(state) == (0,) and state.phase == pb.PHASE_PLACE
-    assert describe(legal[0], rules.view(state, 0)).endswith("(the only empty cell)")
+    assert describe(legal[0], view(state, 0)).endswith("(the only empty cell)")
     events, after = act(state, place(1, 0))
     assert kinds(events)[0] == "placed" and after.phase == pb.PHASE_ACTION

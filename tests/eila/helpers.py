@@ -8,7 +8,8 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import Rng, Seat
 from services.eila import GAME, rules
-from services.eila.engine import ReplayDice, State
+from services.eila.engine import ReplayDice
+from services.eila.state import State
 
 
 def start(chapter: int = 0, advanced: bool = False, box: tuple[str, ...] = (),

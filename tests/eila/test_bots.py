@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.eila import GAME
-from services.eila.simulate import campaign, chapter_rates
+from services.eila.tools.simulate import campaign, chapter_rates
 from tests.eila.helpers import start
 
 CHAPTERS = range(6)

@@ -9,7 +9,8 @@ from arbiter.eila.v1 import eila_pb2 as pb
 from services.core.decider import RuleError
 from services.eila import GAME
 from services.eila.data import default_index
-from services.eila.engine import Mine, ReplayDice, State, Table, move
+from services.eila.engine import ReplayDice, Table, move
+from services.eila.state import Mine, State
 from tests.eila.helpers import act, choose, night, present, start, submit
 
 # ---- chapter 2: quizzes ------------------------------------------------------------------

@@ -7,7 +7,7 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import Rng, RuleError
 from services.eila import GAME
-from services.eila.engine import State
+from services.eila.state import State
 from tests.eila.helpers import FIGHT, act, choose, present, start
 
 RAT = "204"  # Clockwork Rat, value 3: win +1 Coin and 217 to the Future; lose 1 HP

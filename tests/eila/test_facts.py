@@ -18,7 +18,8 @@ from services.core.decider import Rng, RuleError, Seat
 from services.core.host import Caller, Host
 from services.core.store import MemoryStore
 from services.eila import GAME, data, engine, facts, legacy, rules
-from services.eila.engine import RecordingDice, State
+from services.eila.engine import RecordingDice
+from services.eila.state import State
 
 LOGS = sorted((Path(__file__).parent / "logs").glob("*.jsonl"))
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from services.eila.data import Content, load_content
-from services.eila.validate import run_validate, validate
+from services.eila.tools.validate import run_validate, validate
 
 
 def broken(change: Any) -> list[str]:
@@ -319,7 +319,7 @@ def test_fear_gained_in_a_free_action_is_caught() -> None:
 def test_either_one_item_icons_are_separate_options() -> None:
     """Ruling 11: an item effect names one item, so no effect asks a question; an "either
     one" icon is two options of its card."""
-    from services.eila.validate import all_cards, walk
+    from services.eila.tools.validate import all_cards, walk
 
     content = load_content()
     things = list(content.advanced["cards"]) + list(content.habits["habits"])

@@ -109,13 +109,13 @@ def of_kind(events: Sequence[pb.Event], kind: str) -> list[Any]:
 def start_round(state: State, event: str, round: int = 2,
                 seed: int = 0) -> tuple[State, list[pb.Event]]:
     """Start `round` with `event` drawn, and play on until someone must choose."""
-    tx = rules.Tx(state, Rng.for_test(seed))
+    out = rules.Decision(state, Rng.for_test(seed))
     try:
-        rules.begin_round(tx, round, event)
-        rules._advance(tx)
+        rules.begin_round(out, round, event)
+        rules._advance(out)
     except rules._Finished:
         pass
-    return tx.state, tx.events
+    return out.state, out.events
 
 
 def new_game(n: int = 4, seed: int = 0, ai: Sequence[bool] | None = None,
@@ -127,9 +127,9 @@ def new_game(n: int = 4, seed: int = 0, ai: Sequence[bool] | None = None,
 
 def shadow_phase(state: State, seed: int = 0) -> tuple[State, list[pb.Event]]:
     """Run only the shadow phase on `state`."""
-    tx = rules.Tx(state, Rng.for_test(seed))
+    out = rules.Decision(state, Rng.for_test(seed))
     try:
-        rules._shadow_phase(tx)
+        rules._shadow_phase(out)
     except rules._Finished:
         pass
-    return tx.state, tx.events
+    return out.state, out.events

@@ -4,21 +4,35 @@ public facts) and the legal commands only."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import Rng, Seat
 from services.shadow_council import GAME
-from services.shadow_council.bots import belief_from_view, sleuth_bot
+from services.shadow_council.bots import belief_from_view, clues_seen, sleuth_bot
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, Clue
-from services.shadow_council.views import redeal, view
+from services.shadow_council.view import redeal, view
 from tests.shadow_council.helpers import play, start_round, table
 
 
-def clue(subject: int, kind: str, tick: int = 1, **kw: str) -> Clue:
+def clue(subject: int, kind: str, tick: int = 1, **kw: Any) -> Clue:
     return Clue(tick=tick, round=1, subject=subject, kind=kind, source="PEEK", **kw)
+
+
+def test_the_bot_reads_every_clue_of_its_view_as_the_state_holds_it() -> None:
+    """One reading of a clue from protobuf: an Insight's suits reach the bot."""
+    clues = (
+        clue(2, "HAND_SUITS", suits=("MILITARY", "SHADOW")),
+        clue(1, "SUIT", tick=2, suit="ECONOMY"),
+        clue(3, "KEYWORD", tick=3, keyword="DAGGER"),
+        clue(0, "NOT_IDENTITY", tick=4, identity="GENERAL"),
+    )
+    seen = clues_seen(view(table(clues=(clues, (), (), ())), 0))
+    assert seen[0].suits == ("MILITARY", "SHADOW")
+    assert tuple(seen) == clues
 
 
 def test_belief_starts_uniform_over_the_identities_in_play() -> None:

@@ -24,7 +24,7 @@ from services.core.decider import Rng
 from services.shadow_council import GAME, belief
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, State
-from services.shadow_council.views import redact, redeal, view
+from services.shadow_council.view import redact, redeal, view
 from tests.shadow_council.helpers import new_game
 
 

@@ -12,7 +12,7 @@ from services.shadow_council import data
 from services.shadow_council.bots import belief_from_view
 from services.shadow_council.rules import card_pb, legal_actions, to_act
 from services.shadow_council.state import ACTIONS, GUESS
-from services.shadow_council.views import view
+from services.shadow_council.view import view
 from tests.shadow_council.helpers import (
     act,
     command,
@@ -346,7 +346,7 @@ def test_ruling_scout_shows_a_random_card_suit_to_its_player_only() -> None:
     """Scout, "Reveal 1 card suit from target": a card drawn at random from the target's hand;
     its suit reaches the player of the Scout alone, as a clue. The target, the others and a
     spectator see that a Scout clue about the target was gained, never the suit."""
-    from services.shadow_council.views import redact
+    from services.shadow_council.view import redact
 
     suits = set()
     for seed in range(12):

@@ -136,7 +136,7 @@ def broker_url(kind: str) -> Iterator[str]:
 
 def worker_env(broker: str, **extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": ROOT, "ARBITER_REDIS_URL": REDIS_URL,
-           "ARBITER_BROKER_URL": broker, "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame",
+           "ARBITER_BROKER_URL": broker, "ARBITER_EXTRA_GAMES": "toy=services.toy",
            **extra}
     for name in ("ARBITER_RESULT_BACKEND", "PROMETHEUS_MULTIPROC_DIR"):
         if name not in extra:

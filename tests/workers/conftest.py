@@ -18,8 +18,8 @@ from services import games as registry  # noqa: E402
 from services.core.decider import Game, Rng  # noqa: E402
 from services.core.host import Caller, Host  # noqa: E402
 from services.core.store import MemoryStore, Store  # noqa: E402
+from services.toy import GAME as TOY  # noqa: E402
 from tests.conftest import REDIS_URL  # noqa: E402
-from tests.workers.toygame import GAME as TOY  # noqa: E402
 
 
 def served_games() -> dict[str, Game]:

@@ -143,7 +143,7 @@ async def test_a_server_on_the_embedded_store_refuses_a_broker() -> None:
 
 
 def start(args: list[str], **env: str) -> subprocess.Popen[str]:
-    full = {**os.environ, "PYTHONPATH": ROOT, "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame",
+    full = {**os.environ, "PYTHONPATH": ROOT, "ARBITER_EXTRA_GAMES": "toy=services.toy",
             "ARBITER_GRPC_ADDR": f"127.0.0.1:{free_port()}",
             "ARBITER_METRICS_ADDR": f"127.0.0.1:{free_port()}",
             "ARBITER_DATA_DIR": tempfile.mkdtemp(prefix="arbiter-check-"), **env}

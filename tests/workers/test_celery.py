@@ -32,7 +32,7 @@ from tests.workers.brokers import arbiter_workers, broker_url, sample, scrape
 from tests.workers.conftest import TOY, redis_db_url
 
 pytestmark = [needs_redis, pytest.mark.slow]
-os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
+os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")
 
 
 @dataclass

@@ -20,7 +20,7 @@ from tests.workers.conftest import TOY, play_random
 
 @pytest.fixture(autouse=True)
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
+    monkeypatch.setenv("ARBITER_EXTRA_GAMES", "toy=services.toy")
 
 
 def test_simulate_prints_win_rates_with_intervals(capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,7 +127,7 @@ def test_the_projection_and_deadline_workers_run_as_processes_and_serve_metrics(
     procs = {kind: subprocess.Popen(
         [sys.executable, "-m", "services.cli.main", "workers", kind], cwd=ROOT,
         env={**os.environ, "ARBITER_REDIS_URL": url, "PYTHONPATH": ROOT,
-             "ARBITER_EXTRA_GAMES": "toy=tests.workers.toygame", "ARBITER_BROKER_URL": "",
+             "ARBITER_EXTRA_GAMES": "toy=services.toy", "ARBITER_BROKER_URL": "",
              "ARBITER_METRICS_ADDR": addr, "ARBITER_AI_RESCUE_SECONDS": "1"},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for kind, addr in metrics.items()}
 

@@ -127,7 +127,7 @@ sys.path.insert(0, {root!r})
 from services.core.redis_store import RedisStore
 from services.workers.projections import ProjectionWorker
 from services.workers.readmodel import RedisReadModel
-from tests.workers.toygame import GAME
+from services.toy import GAME
 
 async def main():
     store = RedisStore({url!r})

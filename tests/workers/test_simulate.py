@@ -16,7 +16,7 @@ from services.core.store import MemoryStore
 from services.workers.simulate import Plan, play_one, run, wilson
 from tests.workers.conftest import TOY
 
-os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=tests.workers.toygame")
+os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")
 
 
 def without_timing(report: dict) -> dict:

@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import rules
+from services.bubblee.state import State, evolve
+from services.bubblee.view import view
 from services.core.decider import Bot, Outcome, Rng, Seat
 
 
 def play(
     bots: Sequence[Bot], seed: int, options: pb.Options | None = None, max_commands: int = 5000
-) -> tuple[Outcome, rules.State]:
+) -> tuple[Outcome, State]:
     """One game, each seat played by its bot, which sees only its view and legal commands."""
     options = options or pb.Options()
     game_seed = b"arena-%d" % seed
@@ -20,7 +22,7 @@ def play(
     events = rules.setup(options, seats, Rng(game_seed, 0))
     state = None
     for ev in events:
-        state = rules.evolve(state, ev)
+        state = evolve(state, ev)
     assert state is not None
     version = len(events)
     bot_rng = Rng(b"arena-bots-%d" % seed, 0)
@@ -28,9 +30,9 @@ def play(
         if state.outcome is not None:
             return state.outcome, state
         seat = state.turn
-        command = bots[seat](rules.view(state, seat), rules.legal_actions(state, seat), bot_rng)
+        command = bots[seat](view(state, seat), rules.legal_actions(state, seat), bot_rng)
         for ev in rules.decide(state, seat, command, Rng(game_seed, version)):
-            state = rules.evolve(state, ev)
+            state = evolve(state, ev)
             version += 1
     raise AssertionError("the game did not end")
 

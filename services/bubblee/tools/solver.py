@@ -7,10 +7,10 @@ keeps the best `beam` states by the greedy bot's judgement of the table.
 
 It also measures how hard a level is to win (`difficulty`, ruling O9).
 
-    python -m services.bubblee.solver [beam] [--write]
+    python -m services.bubblee.tools.solver [beam] [--write]
         tries every level and prints what it finds; --write stores the winning lines in
         data/solutions.json, which the tests replay to prove every level winnable.
-    python -m services.bubblee.solver --difficulty
+    python -m services.bubblee.tools.solver --difficulty
         measures every level and prints its "difficulty" entry for data/levels.json.
 """
 
@@ -24,14 +24,16 @@ from pathlib import Path
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from google.protobuf import json_format
 
-from services.bubblee import arena, bots, rules
+from services.bubblee import bots, rules
 from services.bubblee.levels import Difficulty, all_levels
+from services.bubblee.state import State, evolve, target_remaining
+from services.bubblee.tools import arena
 from services.core.decider import Rng, RuleError, Seat
 
 Line = tuple[pb.Command, ...]
 
 
-def _after(state: rules.State, command: pb.Command) -> tuple[rules.State, bool] | None:
+def _after(state: State, command: pb.Command) -> tuple[State, bool] | None:
     """The state after a command, and whether the turn (or the game) ended with it."""
     try:
         events = rules.decide(state, state.turn, command, Rng(b"solver", 0))
@@ -39,18 +41,18 @@ def _after(state: rules.State, command: pb.Command) -> tuple[rules.State, bool] 
         return None
     ended = False
     for ev in events:
-        state = rules.evolve(state, ev)
+        state = evolve(state, ev)
         ended = ended or ev.WhichOneof("kind") in ("turn_ended", "game_over")
     return state, ended
 
 
-def _value(state: rules.State) -> float:
+def _value(state: State) -> float:
     return bots._standing(state, 0)
 
 
 def _turns(
-    state: rules.State, line: Line, drops: int, powers: int
-) -> Iterator[tuple[rules.State, Line]]:
+    state: State, line: Line, drops: int, powers: int
+) -> Iterator[tuple[State, Line]]:
     """Every way (after pruning) to play the current turn to its end."""
     legal = rules.legal_actions(state, 0)
     if state.phase == pb.PHASE_PLACE:
@@ -70,7 +72,7 @@ def _turns(
             yield from _turns(after, (*line, command), drops, powers)
 
 
-def _best_actions(state: rules.State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
+def _best_actions(state: State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
     """The drops (and swaps leading to drops) the greedy judgement likes most."""
     scored: list[tuple[float, int, pb.Command]] = []
     for command in legal:
@@ -95,7 +97,7 @@ def _best_actions(state: rules.State, legal: list[pb.Command], keep: int) -> lis
     return [c for _, _, c in scored[:keep]]
 
 
-def _best_powers(state: rules.State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
+def _best_powers(state: State, legal: list[pb.Command], keep: int) -> list[pb.Command]:
     scored: list[tuple[float, int, pb.Command]] = []
     for command in legal:
         result = _after(state, command)
@@ -109,12 +111,12 @@ def solve(
     number: int, beam: int = 6, drops: int = 6, powers: int = 4, max_turns: int = 60
 ) -> Line | None:
     """A winning line of commands for solo level `number`, or None if none was found."""
-    state = rules.evolve(
+    state = evolve(
         None, rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"solver", 0))[0]
     )
-    frontier: list[tuple[rules.State, Line]] = [(state, ())]
+    frontier: list[tuple[State, Line]] = [(state, ())]
     for _ in range(max_turns):
-        found: dict[rules.State, Line] = {}
+        found: dict[State, Line] = {}
         for start, line in frontier:
             for after, turn in _turns(start, (), drops, powers):
                 if after.outcome is not None:
@@ -129,20 +131,20 @@ def solve(
     return None
 
 
-def replay_line(number: int, line: Line) -> rules.State:
+def replay_line(number: int, line: Line) -> State:
     """Play a line through the real rules (any seed: solo draws are the level's)."""
     events = rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"check", 0))
     state = None
     for ev in events:
-        state = rules.evolve(state, ev)
+        state = evolve(state, ev)
     assert state is not None
     for version, command in enumerate(line, start=1):
         for ev in rules.decide(state, 0, command, Rng(b"check", version)):
-            state = rules.evolve(state, ev)
+            state = evolve(state, ev)
     return state
 
 
-SOLUTIONS_FILE = Path(__file__).parent / "data" / "solutions.json"
+SOLUTIONS_FILE = Path(__file__).parents[1] / "data" / "solutions.json"
 
 
 def load_solutions() -> dict[int, Line]:
@@ -157,7 +159,7 @@ def load_solutions() -> dict[int, Line]:
 def write_solutions(lines: dict[int, Line]) -> None:
     """One level per line, its commands as compact JSON (json_format of Command)."""
     note = (
-        "Winning lines found by services/bubblee/solver.py, one per solo level: "
+        "Winning lines found by services/bubblee/tools/solver.py, one per solo level: "
         "tests/bubblee/test_solo.py replays each through the rules to prove the level winnable."
     )
     rows = [
@@ -188,7 +190,7 @@ def difficulty(number: int) -> Difficulty:
     for seed in range(MEASURE_GAMES):
         outcome, state = arena.play([careless_greedy], seed, pb.Options(solo_level=number))
         wins += outcome.winners == (0,)
-        left += rules.target_remaining(state)
+        left += target_remaining(state)
     return Difficulty(wins, left)
 
 

@@ -11,16 +11,8 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import (
-    Paid,
-    Player,
-    Signed,
-    State,
-    _stage,
-    outcome,
-    snake_options,
-    to_act,
-)
+from services.bubble_shadow.rules import _stage, outcome, snake_options, to_act
+from services.bubble_shadow.state import Paid, Player, Signed, State
 from services.core.decider import Rng
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from services.eila.cycles import gain_cycles
 from services.eila.data import RESOURCES, Content, Json, build_index, load_content
+from services.eila.tools.cycles import gain_cycles
 
 PLACES = {"future", "past", "deck"}
 COLORS = {"green", "blue", "red"}

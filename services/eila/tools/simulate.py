@@ -19,7 +19,7 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import Rng, Seat
 from services.eila import GAME
-from services.eila.engine import State
+from services.eila.state import State
 
 COMMAND_LIMIT = 5000
 

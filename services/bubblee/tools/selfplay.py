@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import rules
+from services.bubblee.state import State, evolve
 from services.core.decider import Rng, Seat
 
 
@@ -43,9 +44,9 @@ def play_random_games(
     for g in range(n):
         game_seed = b"selfplay-%d-%d" % (seed, g)
         events = rules.setup(options, seats, Rng(game_seed, 0))
-        state: rules.State | None = None
+        state: State | None = None
         for ev in events:
-            state = rules.evolve(state, ev)
+            state = evolve(state, ev)
         assert state is not None
         version = len(events)
         chooser = Rng(b"selfplay-choices-%d-%d" % (seed, g), 0)
@@ -57,7 +58,7 @@ def play_random_games(
             start = time.perf_counter()
             new = rules.decide(state, seat, command, Rng(game_seed, version))
             for ev in new:
-                state = rules.evolve(state, ev)
+                state = evolve(state, ev)
             turn_time += time.perf_counter() - start
             version += len(new)
             result.commands += 1

@@ -1,0 +1,153 @@
+"""Bubblee Pop in words: a command as the board draws it (columns 1-5, rows from the ground),
+and an event as a seat is told it."""
+
+from __future__ import annotations
+
+from arbiter.bubblee.v1 import bubblee_pb2 as pb
+
+from services.bubblee.board import BLUE, NAMES, PURPLE, WIDTH, YELLOW
+from services.core.happened import does, listed, plural, who, whose
+
+
+def _sky(cell: pb.SkyCell) -> str:
+    return f"column {cell.column + 1} of seat {cell.row}'s sky row"
+
+
+def _planet(cell: pb.PlanetCell) -> str:
+    return f"column {cell.column + 1}, row {cell.row + 1} from the ground"
+
+
+def _describe_power(p: pb.ApplyPower, view: pb.View | None) -> str:
+    power = view.pool[p.index] if view is not None and p.index < len(view.pool) else 0
+    name = f"power {p.index}" + (f" ({NAMES[power]})" if power else "")
+    if p.HasField("a") and p.HasField("b"):
+        return f"{name}: swap {_planet(p.a)} with {_planet(p.b)}"
+    column = f"column {p.column + 1}"
+    if not p.HasField("a"):
+        if power == BLUE:
+            return f"{name}: drop the opponent's sky Bubblee of {column} onto their planet"
+        return f"{name}: {column}"
+    bubblee = "your Bubblee"
+    if view is not None:
+        cells = view.planets[view.turn].cells
+        index = p.a.row * WIDTH + p.a.column
+        if index < len(cells) and cells[index]:
+            bubblee = f"your {NAMES[cells[index]]} Bubblee"
+    moving = f"{bubblee} at {_planet(p.a)}"
+    if power == PURPLE:
+        return f"{name}: send {moving} to {column} of the opponent's planet"
+    if power == YELLOW:
+        return f"{name}: put {moving} in your score zone"
+    return f"{name}: move {moving} ({column})"
+
+
+def describe(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words, as the board draws it (columns 1-5). With the view it is
+    sent from, a power names its colour and the colour of the Bubblee that moves, and a
+    forced placement says so."""
+    kind = command.WhichOneof("kind")
+    if kind == "place":
+        forced = view is not None and list(view.sky).count(0) == 1
+        return (f"place the drawn Bubblee in {_sky(command.place.cell)}"
+                + (" (the only empty cell)" if forced else ""))
+    if kind == "swap":
+        return f"swap {_sky(command.swap.a)} with {_sky(command.swap.b)}"
+    if kind == "drop":
+        return f"drop {_sky(command.drop.a)} and {_sky(command.drop.b)}"
+    if kind == "apply_power":
+        return _describe_power(command.apply_power, view)
+    if kind == "decline_power":
+        return f"decline power {command.decline_power.index}"
+    return "no action"
+
+
+# ---- events in words (View.happened, `arbiter play` and `arbiter replay`) ---------------------
+
+
+def _planet_of(planet: int, seat: int | None) -> str:
+    if seat is None:
+        return f"planet {planet}"
+    return "your planet" if planet == seat else "the other planet"
+
+
+def _colour(colour: int) -> str:
+    return NAMES.get(colour, "hidden")
+
+
+def _at(cell: pb.PlanetCell) -> str:
+    return f"column {cell.column + 1} row {cell.row + 1}"
+
+
+def _power_words(p: pb.PowerApplied, seat: int | None) -> str:
+    power = _colour(p.power)
+    effect = p.WhichOneof("effect")
+    if effect == "swapped":
+        s = p.swapped
+        return (f"the {power} power swapped the Bubblees at {_at(s.a)} and {_at(s.b)} of "
+                f"{_planet_of(s.planet, seat)}")
+    if effect == "sent":
+        s = p.sent
+        source = (f"from {_at(s.from_planet_cell)}" if s.HasField("from_planet_cell")
+                  else f"from column {s.from_sky.column + 1} of the sky")
+        return (f"the {power} power sent a {_colour(s.colour)} Bubblee {source} to column "
+                f"{s.to_cell.column + 1} of {_planet_of(s.to_planet, seat)}")
+    if effect == "banked":
+        b = p.banked
+        return (f"the {power} power put the {_colour(b.colour)} Bubblee at {_at(b.cell)} of "
+                f"{_planet_of(b.planet, seat)} in {whose(b.scorer, seat)} score zone")
+    return f"the {power} power was used"
+
+
+def describe_event(event: pb.Event, seat: int | None) -> str | None:
+    """An event in words for `seat` (everything in Bubblee Pop is public)."""
+    kind = event.WhichOneof("kind")
+    if kind == "game_set_up":
+        e = event.game_set_up
+        if e.seats == 1:
+            return f"solo level {e.options.solo_level} is set up: clear the target planet"
+        return f"the game is set up; {does(e.first_player, seat, 'play', 'plays')} first"
+    if kind == "drawn":
+        return f"a {_colour(event.drawn.colour)} Bubblee was drawn from the bag"
+    if kind == "placed":
+        e = event.placed
+        return (f"the {_colour(e.colour)} Bubblee was placed in column {e.cell.column + 1} "
+                f"of {whose(e.cell.row, seat)} sky row")
+    if kind == "swapped":
+        e = event.swapped
+        return (f"the sky Bubblees at column {e.a.column + 1} of {whose(e.a.row, seat)} row "
+                f"and column {e.b.column + 1} of {whose(e.b.row, seat)} row were swapped")
+    if kind == "dropped":
+        e = event.dropped
+        falls = listed([f"{_colour(x.colour)} in column {x.to_cell.column + 1}"
+                        for x in e.landings])
+        return f"{falls} dropped onto {_planet_of(e.planet, seat)}"
+    if kind == "lines_cleared":
+        e = event.lines_cleared
+        gained = (f"; the {_colour(e.power_gained)} power was gained" if e.power_gained
+                  else "")
+        return (f"a line of {len(e.cells)} {_colour(e.colour)} was cleared from "
+                f"{_planet_of(e.planet, seat)} into {whose(e.scorer, seat)} score zone "
+                f"(wave {e.wave}){gained}")
+    if kind == "gravity":
+        e = event.gravity
+        return f"{plural(len(e.moves), 'Bubblee')} fell on {_planet_of(e.planet, seat)}"
+    if kind == "settled":
+        e = event.settled
+        if not e.waves:
+            return None  # a drop that cleared nothing: its landing was told
+        return f"{_planet_of(e.planet, seat)} settled after {plural(e.waves, 'wave')} of lines"
+    if kind == "power_applied":
+        return _power_words(event.power_applied, seat)
+    if kind == "power_declined":
+        return f"the {_colour(event.power_declined.power)} power was declined"
+    if kind == "turn_ended":
+        e = event.turn_ended
+        if e.next_seat == e.seat:
+            return f"{whose(e.seat, seat)} turn ended; another turn for the same seat"
+        return f"{whose(e.seat, seat)} turn ended; now {whose(e.next_seat, seat)} turn"
+    if kind == "game_over":
+        o = event.game_over.outcome
+        winners = listed([who(w, seat) for w in o.winners]) if o.winners else "nobody"
+        return f"game over: {winners} won ({o.reason})" if o.reason else \
+            f"game over: {winners} won"
+    return None
