@@ -81,9 +81,7 @@ async def bench_replay() -> dict[str, Any]:
     snap = await rm.snapshot(game_id)
 
     async def load(with_snapshot: bool) -> float:
-        fresh = Host(store, games)
-        if with_snapshot:
-            fresh.snapshot_source = snapshot_source(rm)
+        fresh = Host(store, games, snapshot_source=snapshot_source(rm) if with_snapshot else None)
         t0 = time.perf_counter()
         await fresh.load(game_id)
         return time.perf_counter() - t0

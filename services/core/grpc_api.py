@@ -282,7 +282,9 @@ class _Call:
             self._done()
 
 
-def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
+def guarded_unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
+    """`fn` as a unary method of this server: admitted (rate, in-flight limit) or refused
+    with a reason, measured, and its errors answered as statuses with their reasons."""
     labels = ("unary", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -508,7 +510,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
+            guarded_unary(service, name, fn, in_flight),
+            request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {
@@ -692,7 +695,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
+            guarded_unary(service, name, fn, in_flight),
+            request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {

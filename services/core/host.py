@@ -181,28 +181,31 @@ class ActResult:
     state_version: int
 
 
-# An AI seat must act: (host, game id, version, seat). Set by the server (in process or Celery).
+# An AI seat must act: (host, game id, version, seat): in process or on Celery.
 AiDispatch = Callable[["Host", str, int, int], None]
-# A command's batch was appended: (game id, its entries, the state after them). Set by the
-# server (the live hub).
+# A command's batch was appended: (game id, its entries, the state after them); the live hub.
 Appended = Callable[[str, list[apb.LogEntry], Any], None]
+# (game id, game) -> (version, state, finished) of a snapshot, or None (the workers').
+SnapshotSource = Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]]
 
 
 class Host:
-    def __init__(self, store: Store, games: dict[str, Game], admin_token: str = "") -> None:
+    def __init__(self, store: Store, games: dict[str, Game], admin_token: str = "", *,
+                 ai_dispatch: AiDispatch | None = None,
+                 snapshot_source: SnapshotSource | None = None,
+                 on_append: Appended | None = None, cpu: CpuPool | None = None,
+                 lobby_seconds: float = LOBBY_SECONDS) -> None:
         self.store = store
         self.games = games
         for game in games.values():
             METRICS.declare(game)  # its series are on /metrics before anything is recorded
         self.admin_token = admin_token
-        self.ai_dispatch: AiDispatch | None = None
-        # (game id, game) -> (version, state, finished) of a snapshot, or None (the workers').
-        self.snapshot_source: Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]] | \
-            None = None
-        self.on_append: Appended | None = None
+        self.ai_dispatch = ai_dispatch
+        self.snapshot_source = snapshot_source
+        self.on_append = on_append
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
-        self.cpu = CpuPool()  # re-running whole histories happens off the event loop
-        self.lobby_seconds = LOBBY_SECONDS
+        self.cpu = cpu or CpuPool()  # re-running whole histories happens off the event loop
+        self.lobby_seconds = lobby_seconds
         self.clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
 
     # ---- identity -----------------------------------------------------------------------

@@ -65,11 +65,10 @@ def worker_host() -> Host:
             raise RuntimeError("an AI worker needs ARBITER_REDIS_URL (the event store)")
         store = RedisStore(url)
         # AI turns act as the server's own trusted caller: this host needs no admin token.
-        host = Host(store, gameset.all_games())
-        host.snapshot_source = snapshot_source(RedisReadModel(store.workers_redis()))
         # The next AI seat (AI against AI) is queued too, never played inline, by an app
         # without a result backend: an AI turn has no result, here or anywhere.
-        host.ai_dispatch = celery_dispatch("")
+        host = Host(store, gameset.all_games(), ai_dispatch=celery_dispatch(""),
+                    snapshot_source=snapshot_source(RedisReadModel(store.workers_redis())))
         _host = host
     return _host
 

@@ -241,8 +241,8 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
 
 
 async def finished_game(game: Game) -> tuple[Host, str]:
-    host = Host(MemoryStore(), {game.name: game}, admin_token="admin")
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {game.name: game}, admin_token="admin",
+                ai_dispatch=in_process_ai)
     game_id, _, _, _ = await host.create(game.name, seats_for(game, "ai"), game.pb.Options())
     for _ in range(20_000):
         loaded = await host.load(game_id)

@@ -164,8 +164,7 @@ def edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
 async def finished_game(options: Any) -> list[Any]:
     from services.core.server import in_process_ai
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     game_id, _, _, _ = await host.create(GAME.name, [Seat("eila", "ai", "greedy")], options)
     for _ in range(200_000):
         if (await host.load(game_id)).finished:
@@ -227,8 +226,7 @@ async def test_a_legacy_game_goes_on_with_facts_and_verifies(path: Path) -> None
     from services.core.grpc_api import import_lines
     from services.core.server import in_process_ai
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     parent_id, _ = await import_lines(host, path.read_text().splitlines())
     entries = legacy_entries(path)
     cut = gamelog.batches(entries)[len(gamelog.batches(entries)) // 2].last_version

@@ -161,8 +161,7 @@ async def test_every_redis_read_maps_a_lost_connection_to_unavailable() -> None:
 
 
 async def finished_entries(game: Game = GAME) -> list[apb.LogEntry]:
-    host = Host(MemoryStore(), {game.name: game})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai)
     seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
     game_id, _, _, _ = await host.create(game.name, seats, game.pb.Options())
     for _ in range(20_000):
@@ -268,8 +267,7 @@ async def test_a_fork_inside_a_command_s_batch_is_refused() -> None:
 async def test_a_forked_log_is_checked_against_its_parent() -> None:
     from services.core.grpc_api import import_lines
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
     parent_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
     for _ in range(20_000):
@@ -345,12 +343,14 @@ async def test_two_imports_of_one_log_at_once_both_get_a_game() -> None:
 async def test_a_finished_fork_of_a_running_game_keeps_its_log_private() -> None:
     import grpc
 
-    from services.core.server import Config, build
+    from services.core.server import Config
+    from services.process import build
     from tests.platform.test_grpc import ADMIN, Client, free_port, rejected
     from tests.platform.test_grpc import GAME as GAME_SVC
 
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, host, port = build(config, {GAME.name: GAME}, MemoryStore())
+    process = build(config, {GAME.name: GAME}, MemoryStore())
+    server, host, port = process.server, process.host, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:

@@ -16,8 +16,9 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services import games as registry
 from services.core.host import Host
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
+from services.process import build
 from tests.conftest import REDIS_URL
 from tests.platform.test_grpc import GAME, Client, free_port, rejected
 
@@ -39,7 +40,8 @@ async def lobby(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, H
         pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
     store = RedisStore(REDIS_URL) if request.param == "redis" else MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", lobby_seconds=60)
-    server, host, port = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server, host, port = process.server, process.host, process.port
     clock = Clock()
     host.clock_ms = clock
     await server.start()

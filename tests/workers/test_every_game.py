@@ -56,8 +56,7 @@ async def test_projections_snapshots_and_rebuild(name: str) -> None:
     for game_id in ids:
         snap = await rm.snapshot(game_id)
         assert snap is not None, f"{name}: no snapshot (does its state pickle?)"
-        fresh = Host(store, {name: game})
-        fresh.snapshot_source = snapshot_source(rm)
+        fresh = Host(store, {name: game}, snapshot_source=snapshot_source(rm))
         a = await fresh.load(game_id)
         b = await Host(store, {name: game}).load(game_id)
         assert a.state == b.state and a.version == b.version
