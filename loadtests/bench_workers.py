@@ -43,7 +43,7 @@ async def _long_game(host: Host, tries: int = 6) -> str:
     best, best_len = "", 0
     for t in range(tries):
         seats = [Seat(f"s{i}", "human") for i in range(game.seat_count)]
-        game_id, _, _, _ = await host.create(GAME, seats, game.pb.Options())
+        game_id = (await host.create(GAME, seats, game.pb.Options())).game_id
         rng = Rng.for_test(t)
         while True:
             loaded = await host.load(game_id)

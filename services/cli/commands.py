@@ -260,7 +260,8 @@ async def _play(args: argparse.Namespace) -> int:
         return 2
     seats = [Seat("you")] + [Seat(f"{bot} {i}", "ai", bot) for i in range(1, players)]
     host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai)
-    game_id, tokens, commitment, _ = await host.create(game.name, seats, options)
+    made = await host.create(game.name, seats, options)
+    game_id, tokens, commitment = made.game_id, made.tokens, made.commitment
     me = Caller(token=tokens[0])
     draw, describe = renderer(game), describer(game)
     against = f"against {players - 1} {bot} bot(s)" if players > 1 else "solo"

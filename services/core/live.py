@@ -28,7 +28,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.happened import Journal, Noted, merged, tell
-from services.core.host import Loaded, SnapshotSource
+from services.core.reads import Loaded, SnapshotSource
 from services.core.store import Doorbell, Store
 
 log = logging.getLogger("arbiter.live")

@@ -254,7 +254,8 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
 
 
 async def _run_async_worker(kind: str) -> int:
-    from services.core.host import AiDispatch, Host
+    from services.core.host import Host
+    from services.core.reads import AiDispatch
     from services.core.redis_store import RedisStore
     from services.workers.deadlines import RedisDeadlines, Scheduler
     from services.workers.projections import ProjectionWorker

@@ -39,8 +39,8 @@ from redis.exceptions import ResponseError
 
 from services.core import log as gamelog
 from services.core.decider import Game
-from services.core.host import SnapshotSource
 from services.core.metrics import METRICS
+from services.core.reads import SnapshotSource
 from services.core.store import PARTITIONS, Store, StoreOnRedis
 from services.workers.readmodel import ReadModel, Update, fingerprint
 from services.workers.shards import pipelined

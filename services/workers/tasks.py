@@ -22,8 +22,9 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
-from services.core.host import AiDispatch, Host
+from services.core.host import Host
 from services.core.metrics import METRICS
+from services.core.reads import AiDispatch
 from services.core.store import StoreUnavailable
 from services.workers import gameset
 from services.workers.celery_app import app, make_app

@@ -90,7 +90,7 @@ def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Varian
 async def finished(game: Game, variant: Variant) -> tuple[Host, str]:
     host = Host(MemoryStore(), {game.name: game}, admin_token="admin",
                 ai_dispatch=in_process_ai)
-    game_id, _, _, _ = await host.create(game.name, seats(variant, "ai"), variant.options)
+    game_id = (await host.create(game.name, seats(variant, "ai"), variant.options)).game_id
     for _ in range(MAX_COMMANDS):
         if (await host.load(game_id)).finished:
             return host, game_id

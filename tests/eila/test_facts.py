@@ -123,7 +123,8 @@ def test_evolve_reads_no_content_and_runs_no_rule(played: Any, monkeypatch: Any)
 
 async def test_an_act_runs_the_rules_once(monkeypatch: Any) -> None:
     host = Host(MemoryStore(), {GAME.name: GAME})
-    game_id, tokens, _, _ = await host.create(GAME.name, [Seat("eila")], pb.Options())
+    made = await host.create(GAME.name, [Seat("eila")], pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     runs = []
     apply = rules.apply
 
@@ -165,7 +166,7 @@ async def finished_game(options: Any) -> list[Any]:
     from services.core.server import in_process_ai
 
     host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
-    game_id, _, _, _ = await host.create(GAME.name, [Seat("eila", "ai", "greedy")], options)
+    game_id = (await host.create(GAME.name, [Seat("eila", "ai", "greedy")], options)).game_id
     for _ in range(200_000):
         if (await host.load(game_id)).finished:
             return (await host.history(game_id))[1]
@@ -230,7 +231,7 @@ async def test_a_legacy_game_goes_on_with_facts_and_verifies(path: Path) -> None
     parent_id, _ = await import_lines(host, path.read_text().splitlines())
     entries = legacy_entries(path)
     cut = gamelog.batches(entries)[len(gamelog.batches(entries)) // 2].last_version
-    fork_id, _, _, _ = await host.fork(parent_id, cut)
+    fork_id = (await host.fork(parent_id, cut)).game_id
     for _ in range(200_000):
         if (await host.load(fork_id)).finished:
             break

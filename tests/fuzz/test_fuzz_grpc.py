@@ -393,7 +393,7 @@ def finished_log(name: str) -> list[str]:
         async def play() -> list[str]:
             host = Host(MemoryStore(), {name: game}, ai_dispatch=in_process_ai)
             seats = [Seat(f"p{i}", "ai", "random") for i in range(game.seat_count)]
-            game_id, _, _, _ = await host.create(name, seats, game.pb.Options())
+            game_id = (await host.create(name, seats, game.pb.Options())).game_id
             while not (await host.load(game_id)).finished:
                 await asyncio.sleep(0)
             _, entries = await host.history(game_id)

@@ -60,7 +60,7 @@ def versions(items: list[tuple[bytes, bool]]) -> list[int]:
 
 
 async def new_game(host: Host) -> str:
-    game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())
+    game_id = (await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())).game_id
     return game_id
 
 
@@ -96,7 +96,7 @@ async def test_each_seat_is_seen_once_whatever_the_number_of_streams(store: Stor
     game = dataclasses.replace(BUBBLEE, view=counted_view)
     hub = live.Hub(store)
     host = Host(store, {"bubblee": game}, on_append=hub.appended)
-    game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())
+    game_id = (await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())).game_id
     loaded = await host.load(game_id)
     subs = [await hub.subscribe(loaded, seat, True, loaded.version)
             for seat in (0, 1, None) for _ in range(20)]

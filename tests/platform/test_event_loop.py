@@ -47,7 +47,7 @@ async def long_log(tries: int = 3) -> list[str]:
     seats = [Seat(f"p{i}", "ai", "random") for i in range(GAME.seat_count)]
     logs = []
     for _ in range(tries):
-        game_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
+        game_id = (await host.create(GAME.name, seats, GAME.pb.Options())).game_id
         while not (await host.load(game_id)).finished:
             await asyncio.sleep(0)
         _, entries = await host.history(game_id)

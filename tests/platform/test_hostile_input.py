@@ -20,7 +20,8 @@ from services import games as registry
 from services.core import grpc_api
 from services.core import log as gamelog
 from services.core.decider import Seat
-from services.core.host import Host, is_game_id
+from services.core.host import Host
+from services.core.lifecycle import is_game_id
 from services.core.server import Config, in_process_ai
 from services.core.store import MemoryStore
 from services.process import build
@@ -36,8 +37,8 @@ def free_port() -> int:
 
 async def finished_lines() -> list[str]:
     host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
-    game_id, _, _, _ = await host.create(
-        GAME.name, [Seat("a", "ai", "random"), Seat("b", "ai", "random")], GAME.pb.Options())
+    seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
+    game_id = (await host.create(GAME.name, seats, GAME.pb.Options())).game_id
     while not (await host.load(game_id)).finished:
         await asyncio.sleep(0)
     _, entries = await host.history(game_id)

@@ -165,7 +165,7 @@ async def test_two_servers_joining_with_one_code_give_the_seat_once(tmp_path: An
     a, b = Host(store, {"bubblee": game}), Host(store, {"bubblee": game})
     from services.core.decider import Seat
 
-    made = await a.create_game("bubblee", [Seat("ann"), Seat("", "open")], game.pb.Options())
+    made = await a.create("bubblee", [Seat("ann"), Seat("", "open")], game.pb.Options())
     code = made.invitations[1]
     await b.load(made.game_id)  # b holds the game in its cache, open seat and all
     results = await asyncio.gather(a.join(code, "x"), b.join(code, "y"),

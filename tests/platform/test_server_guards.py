@@ -359,8 +359,8 @@ async def test_the_cli_reaches_a_tls_server_with_the_ca_in_arbiter_tls_ca(certs:
     try:
         from services.core.decider import Seat
 
-        game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")],
-                                             game.pb.Options())
+        game_id = (await host.create("bubblee", [Seat("a"), Seat("b")],
+                                     game.pb.Options())).game_id
         env = {**os.environ, "ARBITER_GRPC_ADDR": f"localhost:{port}",
                "ARBITER_ADMIN_TOKEN": GOOD_TOKEN}
 

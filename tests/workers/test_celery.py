@@ -92,8 +92,9 @@ async def test_an_ai_game_is_played_to_the_end_by_the_ai_workers(
     before = scrape(deployment.ai_metrics)
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY}, ai_dispatch=celery_dispatch(deployment.url))
-    game_id, tokens, _, _ = await host.create(
+    made = await host.create(
         "toy", [Seat("a", "ai", "perfect"), Seat("b", "ai", "random")], TOY.pb.Options(pile=12))
+    game_id, tokens = made.game_id, made.tokens
     assert tokens == {}
     await wait_finished(host, game_id)
     entries = gamelog.decode(await store.read(game_id))
@@ -133,8 +134,9 @@ async def test_a_human_plays_against_an_ai_seat_on_the_ai_workers(
     store = RedisStore(REDIS_URL)
     # What the server does when a broker is set.
     host = Host(store, {"toy": TOY}, ai_dispatch=celery_dispatch(deployment.url))
-    game_id, tokens, _, _ = await host.create(
+    made = await host.create(
         "toy", [Seat("me"), Seat("bot", "ai", "perfect")], TOY.pb.Options(pile=10))
+    game_id, tokens = made.game_id, made.tokens
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         loaded = await host.load(game_id, fresh=True)
@@ -158,8 +160,9 @@ async def test_a_redelivered_ai_turn_changes_nothing(deployment: Deployment) -> 
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY})
     for _ in range(30):  # (no dispatch here) a deal where the AI seat moves first
-        game_id, _, _, version = await host.create(
+        made = await host.create(
             "toy", [Seat("a", "ai", "perfect"), Seat("b")], TOY.pb.Options(pile=9))
+        game_id, version = made.game_id, made.version
         if TOY.to_act((await host.load(game_id)).state) == [0]:
             break
     before = scrape(deployment.ai_metrics)

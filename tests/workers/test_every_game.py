@@ -24,7 +24,7 @@ MAX_COMMANDS = 80
 
 async def play(host: Host, game: Game, seed: int) -> str:
     seats = [Seat(f"p{i}") for i in range(game.seat_count)]
-    game_id, _, _, _ = await host.create(game.name, seats, game.pb.Options())
+    game_id = (await host.create(game.name, seats, game.pb.Options())).game_id
     rng = Rng.for_test(seed)
     for _ in range(MAX_COMMANDS):
         loaded = await host.load(game_id)

@@ -149,8 +149,8 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
     try:
         from services.core.decider import Seat
 
-        game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
-                                                   TOY.pb.Options(pile=3))
+        game_id = (await host.create("toy", [Seat("a"), Seat("b")],
+                                     TOY.pb.Options(pile=3))).game_id
         import asyncio
 
         for _ in range(100):  # the idle seats play themselves to the end
