@@ -20,25 +20,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.core import grpc_api, live
+from services.core import server as parts
 from services.core.decider import Game
 from services.core.guard import TokenBuckets
 from services.core.host import Host
 from services.core.offload import CpuPool
-from services.core.server import (
-    SHUTDOWN_GRACE_S,
-    Config,
-    HttpTarget,
-    check_admin_token,
-    grpc_options,
-    health_only_server,
-    in_process_ai,
-    listen,
-    open_store,
-    server_credentials,
-    start_http,
-    start_metrics,
-    watch_store,
-)
 from services.core.startup import CannotStart
 from services.core.store import Store, StoreUnavailable
 from services.workers.grpc_sim import simulate_handler
@@ -57,17 +43,17 @@ class Process:
     hub: live.Hub  # Watch and Play streams
     workers: Workers  # read models, snapshots, projections, deadlines
     port: int  # the gRPC port bound
-    http: HttpTarget | None  # where the HTTP gateway calls the gRPC server; None: no HTTP
+    http: parts.HttpTarget | None  # where the HTTP gateway calls the gRPC server; None: no HTTP
 
 
 _background: set[asyncio.Task[Any]] = set()
 
 
-def build(config: Config, games: dict[str, Game], store: Store | None = None,
+def build(config: parts.Config, games: dict[str, Game], store: Store | None = None,
           health_servicer: health.aio.HealthServicer | None = None) -> Process:
     """A server with every game's service, arbiter.v1, health and reflection; not started."""
-    credentials = server_credentials(config)
-    store = store or open_store(config)
+    credentials = parts.server_credentials(config)
+    store = store or parts.open_store(config)
     rm = read_model_of(store)
     snapshots = snapshot_source(rm)
     hub = live.Hub(store, snapshots)
@@ -76,7 +62,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
 
         ai_dispatch = celery_dispatch(config.broker_url)
     else:
-        ai_dispatch = in_process_ai
+        ai_dispatch = parts.in_process_ai
     host = Host(store, games, config.admin_token, ai_dispatch=ai_dispatch,
                 snapshot_source=snapshots, on_append=hub.appended,
                 cpu=CpuPool(config.cpu_threads, config.cpu_queue),
@@ -85,7 +71,7 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
     # grpc's own limit is a backstop; ours answers first, with a reason.
     server = grpc.aio.server(
         maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
-        options=grpc_options(config))
+        options=parts.grpc_options(config))
     buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
                if config.rate_burst > 0 and config.rate_per_second > 0 else None)
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs,
@@ -110,20 +96,20 @@ def build(config: Config, games: dict[str, Game], store: Store | None = None,
             health_servicer.set(n, health_pb2.HealthCheckResponse.SERVING))
     if hasattr(store, "ping"):
         watcher = asyncio.get_event_loop().create_task(
-            watch_store(store, health_servicer, ["", *names], config.health_seconds))
+            parts.watch_store(store, health_servicer, ["", *names], config.health_seconds))
         _background.add(watcher)
         watcher.add_done_callback(_background.discard)
     http = None
     if config.http_addr:
         # The HTTP gateway calls this server through a socket only this user can open.
         folder = tempfile.mkdtemp(prefix="arbiter-http-")
-        http = HttpTarget(f"unix:{os.path.join(folder, 'grpc.sock')}",
+        http = parts.HttpTarget(f"unix:{os.path.join(folder, 'grpc.sock')}",
                           [*names, health.SERVICE_NAME], folder)
         server.add_insecure_port(http.address)
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
     hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
-    port = listen(server, config.grpc_addr, credentials, hint)
+    port = parts.listen(server, config.grpc_addr, credentials, hint)
     return Process(server, host, hub, workers, port, http)
 
 
@@ -133,12 +119,12 @@ async def shutdown(process: Process, grace: float = 5.0) -> None:
     await process.server.stop(grace)
 
 
-async def serve(config: Config, games: dict[str, Game]) -> int:
+async def serve(config: parts.Config, games: dict[str, Game]) -> int:
     """Run until terminated (0); a ConfigError (a sentence) before anything is served; 1 when
     the store cannot be reached at start."""
-    check_admin_token(config.admin_token, config.grpc_addr)
+    parts.check_admin_token(config.admin_token, config.grpc_addr)
     if config.http_addr:
-        check_admin_token(config.admin_token, config.http_addr, "ARBITER_HTTP_ADDR")
+        parts.check_admin_token(config.admin_token, config.http_addr, "ARBITER_HTTP_ADDR")
     if config.broker_url:  # a broker that cannot work stops the server here, with a reason
         from services.workers.celery_app import check, result_backend
 
@@ -160,10 +146,10 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
     except StoreUnavailable as e:
         log.error("%s", e)
         return 1
-    probes = health_only_server(config, servicer) if config.health_addr else None
-    start_metrics(config.metrics_addr)
+    probes = parts.health_only_server(config, servicer) if config.health_addr else None
+    parts.start_metrics(config.metrics_addr)
     await process.server.start()
-    http = await start_http(config, process.http)
+    http = await parts.start_http(config, process.http)
     if probes:
         await probes.start()
     await process.workers.start()
@@ -175,11 +161,11 @@ async def serve(config: Config, games: dict[str, Game]) -> int:
                  config.http_addr, config.http_addr)
     try:
         await stopping.wait()
-        log.info("stopping: calls in progress have %s s to finish", SHUTDOWN_GRACE_S)
+        log.info("stopping: calls in progress have %s s to finish", parts.SHUTDOWN_GRACE_S)
         if probes:
             await probes.stop(None)
         # Streams end with OK (clients reopen from their version elsewhere), not a reset.
-        await shutdown(process, SHUTDOWN_GRACE_S)
+        await shutdown(process, parts.SHUTDOWN_GRACE_S)
         if http:
             await http.stop()
     finally:
