@@ -109,14 +109,14 @@ class ScanningProjections(InProcessProjections):
 async def serve(port: int, variant: str, games: int) -> None:
     from services import games as registry
     from services.core.decider import Seat
-    from services.core.server import Config, build
+    from services.core.server import Config
     from services.core.store import MemoryStore
-    from services.workers.runtime import workers_of
+    from services.process import build
 
     bubblee = registry.game("bubblee")
     store = MemoryStore()
-    server, host, _ = build(Config(grpc_addr=f"127.0.0.1:{port}"), {"bubblee": bubblee}, store)
-    workers = workers_of(host)
+    process = build(Config(grpc_addr=f"127.0.0.1:{port}"), {"bubblee": bubblee}, store)
+    server, host, workers = process.server, process.host, process.workers
     if variant == "scan":
         workers.rm = ScanningReadModel()
         workers.projections = ScanningProjections(store, workers.rm, host.games)

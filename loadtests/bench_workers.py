@@ -43,7 +43,7 @@ async def _long_game(host: Host, tries: int = 6) -> str:
     best, best_len = "", 0
     for t in range(tries):
         seats = [Seat(f"s{i}", "human") for i in range(game.seat_count)]
-        game_id, _, _, _ = await host.create(GAME, seats, game.pb.Options())
+        game_id = (await host.create(GAME, seats, game.pb.Options())).game_id
         rng = Rng.for_test(t)
         while True:
             loaded = await host.load(game_id)
@@ -81,9 +81,7 @@ async def bench_replay() -> dict[str, Any]:
     snap = await rm.snapshot(game_id)
 
     async def load(with_snapshot: bool) -> float:
-        fresh = Host(store, games)
-        if with_snapshot:
-            fresh.snapshot_source = snapshot_source(rm)
+        fresh = Host(store, games, snapshot_source=snapshot_source(rm) if with_snapshot else None)
         t0 = time.perf_counter()
         await fresh.load(game_id)
         return time.perf_counter() - t0

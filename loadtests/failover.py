@@ -48,8 +48,9 @@ from services import games as registry
 from services.core.partitions import partition_of, partition_tag
 from services.core.redis_conn import redis_timeout
 from services.core.redis_store import RedisStore, log_key
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import StoreUnavailable
+from services.process import build
 from tools.redis_servers import RedisServers, redis_cli_binary, start_cluster, start_standalone
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "failover.json")
@@ -242,8 +243,9 @@ async def failover_round(wait_replicas: int, lagging: bool = False, players: int
     result = Round(wait_replicas, lagging)
     servers = start_cluster(3, 1, node_timeout_ms=NODE_TIMEOUT_MS)
     store = RedisStore(servers.url, wait_replicas=wait_replicas)
-    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
-                            {"bubblee": registry.game("bubblee")}, store)
+    process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
+                    {"bubblee": registry.game("bubblee")}, store)
+    server, port = process.server, process.port
     await server.start()
     acked: list[Acked] = []
     games: list[str] = []

@@ -20,8 +20,8 @@ from services.core.decider import Game, Outcome, RuleError, Seat
 from services.core.happened import named
 from services.core.host import Caller, Host
 from services.core.server import Config, ConfigError, in_process_ai
-from services.core.server import serve as serve_forever
 from services.core.store import MemoryStore, StoreRefused, check_file
+from services.process import serve as serve_forever
 from services.workers.cli import (  # noqa: F401 (subcommands)
     balance,
     rebuild,
@@ -259,9 +259,9 @@ async def _play(args: argparse.Namespace) -> int:
         print(f"{game.title} takes {game.min_seats} to {game.max_seats} players")
         return 2
     seats = [Seat("you")] + [Seat(f"{bot} {i}", "ai", bot) for i in range(1, players)]
-    host = Host(MemoryStore(), {game.name: game})
-    host.ai_dispatch = in_process_ai
-    game_id, tokens, commitment, _ = await host.create(game.name, seats, options)
+    host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai)
+    made = await host.create(game.name, seats, options)
+    game_id, tokens, commitment = made.game_id, made.tokens, made.commitment
     me = Caller(token=tokens[0])
     draw, describe = renderer(game), describer(game)
     against = f"against {players - 1} {bot} bot(s)" if players > 1 else "solo"

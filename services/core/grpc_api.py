@@ -27,19 +27,18 @@ from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError, Seat
 from services.core.guard import LIMITED, TokenBuckets, Undecodable, peer_address, tolerant
-from services.core.host import (
-    SERVER_COMMAND_IDS,
+from services.core.host import SERVER_COMMAND_IDS, Host
+from services.core.metrics import METRICS
+from services.core.offload import Busy
+from services.core.reads import (
     Caller,
     ForkHidden,
-    Host,
     Loaded,
     NotFound,
     PermissionDenied,
     StaleVersion,
     Unauthenticated,
 )
-from services.core.metrics import METRICS
-from services.core.offload import Busy
 from services.core.store import StoreUnavailable
 
 log = logging.getLogger("arbiter")
@@ -282,7 +281,9 @@ class _Call:
             self._done()
 
 
-def _unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
+def guarded_unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> Unary:
+    """`fn` as a unary method of this server: admitted (rate, in-flight limit) or refused
+    with a reason, measured, and its errors answered as statuses with their reasons."""
     labels = ("unary", service, method)
 
     async def handler(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -352,7 +353,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
                  for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
                                     strict=True)]
-        made = await host.create_game(game.name, seats, request.options)
+        made = await host.create(game.name, seats, request.options)
         return apb.CreateGameResponse(
             game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
             tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
@@ -508,7 +509,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
+            guarded_unary(service, name, fn, in_flight),
+            request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {
@@ -674,10 +676,10 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                    ) -> apb.CreateGameResponse:
         _need_game_id(request.game_id)
         await whole_log_allowed(await host.load(request.game_id, fresh=True), context)
-        game_id, tokens, commitment, version = await host.fork(request.game_id, request.version)
+        made = await host.fork(request.game_id, request.version)
         return apb.CreateGameResponse(
-            game_id=game_id, seed_commitment=commitment, version=version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(tokens.items())])
+            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())])
 
     async def ping(request: apb.PingRequest, context: grpc.aio.ServicerContext
                    ) -> apb.PingResponse:
@@ -692,7 +694,8 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
 
     def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
-            _unary(service, name, fn, in_flight), request_deserializer=tolerant(req.FromString),
+            guarded_unary(service, name, fn, in_flight),
+            request_deserializer=tolerant(req.FromString),
             response_serializer=resp.SerializeToString)
 
     handlers = {
@@ -724,4 +727,5 @@ async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
     verified = await host.cpu.run(gamelog.verify, game, entries, None, parent)
     if not verified.finished:
         raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
-    return await host.import_entries(game, entries)
+    made = await host.import_entries(game, entries)
+    return made.game_id, made.version

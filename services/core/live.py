@@ -28,8 +28,8 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.happened import Journal, Noted, merged, tell
-from services.core.host import Host, Loaded
-from services.core.store import Doorbell
+from services.core.reads import Loaded, SnapshotSource
+from services.core.store import Doorbell, Store
 
 log = logging.getLogger("arbiter.live")
 
@@ -231,12 +231,14 @@ def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any
 
 
 class Hub:
-    def __init__(self, host: Host) -> None:
-        self.host, self.store = host, host.store
+    """A process's Watch and Play streams; its host hands it every batch it appends
+    (`Host(on_append=hub.appended)`)."""
+
+    def __init__(self, store: Store, snapshot_source: SnapshotSource | None = None) -> None:
+        self.store, self.snapshot_source = store, snapshot_source
         self.feeds: dict[str, Feed] = {}
         self.closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        host.on_append = self.appended
         self.doorbell: Doorbell = self.store.doorbell(self.ring, self.ring_all)
 
     def streams(self) -> int:
@@ -297,8 +299,8 @@ class Hub:
         base, state = after, None
         if need_states:
             base, state = feed.nearest_state(after)
-            if base < after and self.host.snapshot_source is not None:
-                snap = await self.host.snapshot_source(feed.game_id, feed.game)
+            if base < after and self.snapshot_source is not None:
+                snap = await self.snapshot_source(feed.game_id, feed.game)
                 if snap is not None and base < snap[0] <= after:
                     base, state = snap[0], snap[1]
         entries = gamelog.decode(await self.store.read(feed.game_id, base))

@@ -1,7 +1,8 @@
-"""The server process: every configured game on one gRPC port, plus /metrics.
+"""The server's parts: its configuration, ports, TLS, health, HTTP gateway and /metrics.
 
 Configuration comes from the environment (see `Config`); the defaults run everything in one
-process with the embedded store, so `make run` needs nothing else.
+process with the embedded store, so `make run` needs nothing else. services/process.py builds
+the process from these parts, the host and the workers.
 """
 
 from __future__ import annotations
@@ -12,27 +13,16 @@ import ipaddress
 import logging
 import os
 import shutil
-import signal
 import socket
-import tempfile
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from services.core import grpc_api, live
-from services.core.decider import Game
-from services.core.guard import TokenBuckets
 from services.core.host import Host
-from services.core.offload import CpuPool
-from services.core.startup import CannotStart
-from services.core.store import MemoryStore, Store, StoreUnavailable
-from services.workers.grpc_sim import simulate_handler
-from services.workers.runtime import attach_workers, workers_of
+from services.core.store import MemoryStore, Store
 
 log = logging.getLogger("arbiter")
 
@@ -224,9 +214,6 @@ def _ai_done(task: asyncio.Task[Any]) -> None:
         log.error("AI turn failed", exc_info=task.exception())
 
 
-_background: set[asyncio.Task[Any]] = set()
-
-
 async def watch_store(store: Any, servicer: health.aio.HealthServicer, names: list[str],
                       every: float) -> None:
     """Health follows the store: NOT_SERVING while it does not answer a ping (each ping is
@@ -247,20 +234,6 @@ async def watch_store(store: Any, servicer: health.aio.HealthServicer, names: li
         await asyncio.sleep(every)
 
 
-_HUBS: weakref.WeakKeyDictionary[Host, live.Hub] = weakref.WeakKeyDictionary()
-
-
-def hub_of(host: Host) -> live.Hub:
-    """The live hub `build` made for a server's host."""
-    return _HUBS[host]
-
-
-async def shutdown(server: grpc.aio.Server, host: Host, grace: float = 5.0) -> None:
-    """End every Watch and Play stream with OK, then stop the server."""
-    await _HUBS[host].close()
-    await server.stop(grace)
-
-
 def grpc_options(config: Config) -> list[tuple[str, Any]]:
     # gRPC turns SO_REUSEPORT on by default, which let a second server share the port silently.
     options: list[tuple[str, Any]] = [("grpc.so_reuseport", int(config.reuse_port))]
@@ -269,65 +242,14 @@ def grpc_options(config: Config) -> list[tuple[str, Any]]:
     return options
 
 
-def build(config: Config, games: dict[str, Game], store: Store | None = None,
-          health_servicer: health.aio.HealthServicer | None = None
-          ) -> tuple[grpc.aio.Server, Host, int]:
-    """A server with every game's service, arbiter.v1, health and reflection; not started."""
-    credentials = server_credentials(config)
-    host = Host(store or open_store(config), games, config.admin_token)
-    host.lobby_seconds = config.lobby_seconds
-    hub = live.Hub(host)  # Watch and Play streams
-    _HUBS[host] = hub
-    host.ai_dispatch = in_process_ai
-    host.cpu = CpuPool(config.cpu_threads, config.cpu_queue)
-    # Read models, snapshots, projections, deadlines; AI turns to Celery with a broker.
-    workers = attach_workers(host, config.broker_url)
-    # grpc's own limit is a backstop; ours answers first, with a reason.
-    server = grpc.aio.server(
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
-        options=grpc_options(config))
-    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
-               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
-    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs,
-                                  admission=grpc_api.Admission(buckets, config.admin_token))
-    watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
-    names = []
-    for game in games.values():
-        name, handler = grpc_api.game_service(host, hub, game, in_flight, watching)
-        server.add_generic_rpc_handlers((handler,))
-        names.append(name)
+@dataclass(frozen=True)
+class HttpTarget:
+    """Where the HTTP gateway reaches the gRPC server (a socket only this user can open), the
+    services it may call, and the folder that holds the socket."""
 
-    # ListGames reads the projections' read model.
-    name, handler = grpc_api.arbiter_service(host, workers.list_games, in_flight)
-    server.add_generic_rpc_handlers((handler,))
-    server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url),))
-    names.append(name)
-    if health_servicer is None:
-        health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    for n in ["", *names]:
-        asyncio.get_event_loop().create_task(
-            health_servicer.set(n, health_pb2.HealthCheckResponse.SERVING))
-    if hasattr(host.store, "ping"):
-        watcher = asyncio.get_event_loop().create_task(
-            watch_store(host.store, health_servicer, ["", *names], config.health_seconds))
-        _background.add(watcher)
-        watcher.add_done_callback(_background.discard)
-    if config.http_addr:
-        # The HTTP gateway calls this server through a socket only this user can open.
-        folder = tempfile.mkdtemp(prefix="arbiter-http-")
-        target = f"unix:{os.path.join(folder, 'grpc.sock')}"
-        server.add_insecure_port(target)
-        _HTTP[host] = (target, [*names, health.SERVICE_NAME], folder)
-    names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
-    reflection.enable_server_reflection(names, server)
-    hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
-    port = listen(server, config.grpc_addr, credentials, hint)
-    return server, host, port
-
-
-_HTTP: weakref.WeakKeyDictionary[Host, tuple[str, list[str], str]] = \
-    weakref.WeakKeyDictionary()
+    address: str
+    services: list[str]
+    folder: str
 
 
 class HttpServer:
@@ -342,19 +264,19 @@ class HttpServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-async def start_http(config: Config, host: Host) -> HttpServer | None:
-    """Serve HTTP on config.http_addr for a server `build` made with it (after its start).
+async def start_http(config: Config, target: HttpTarget | None) -> HttpServer | None:
+    """Serve HTTP on config.http_addr, calling the gRPC server at `target` (after its start).
     A port in use stops the server when ARBITER_HTTP_ADDR was set; at the default address
     the server goes on without HTTP, with a warning."""
-    if host not in _HTTP:
+    if target is None:
         return None
     from aiohttp import web
 
     from services.console import console_routes
     from services.core.http_gateway import Gateway
 
-    target, services, folder = _HTTP[host]
-    gateway = Gateway(target, services)
+    folder = target.folder
+    gateway = Gateway(target.address, target.services)
     app = web.Application(client_max_size=MAX_HTTP_BODY)
     app.add_routes(console_routes())
     app.add_routes(gateway.routes())
@@ -400,62 +322,6 @@ def start_metrics(addr: str) -> None:
     except (OSError, ValueError):
         raise _bind_failure("serve /metrics", addr, "; set ARBITER_METRICS_ADDR to a free one"
                             ) from None
-
-
-async def serve(config: Config, games: dict[str, Game]) -> int:
-    """Run until terminated (0); a ConfigError (a sentence) before anything is served; 1 when
-    the store cannot be reached at start."""
-    check_admin_token(config.admin_token, config.grpc_addr)
-    if config.http_addr:
-        check_admin_token(config.admin_token, config.http_addr, "ARBITER_HTTP_ADDR")
-    if config.broker_url:  # a broker that cannot work stops the server here, with a reason
-        from services.workers.celery_app import check, result_backend
-
-        if not config.redis_url:
-            raise CannotStart(
-                "ARBITER_BROKER_URL needs ARBITER_REDIS_URL: the ai workers play in the event "
-                "store, and the embedded store lives inside this server (unset the broker to "
-                "play AI turns in process)")
-        check(config.broker_url, config.redis_url, result_backend(config.broker_url))
-    # From here on a SIGTERM (a rolling update) or Ctrl-C stops the server cleanly, even one
-    # that arrives while it starts (it stops once started).
-    loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
-    servicer = health.aio.HealthServicer()
-    try:
-        server, host, port = build(config, games, health_servicer=servicer)
-    except StoreUnavailable as e:
-        log.error("%s", e)
-        return 1
-    probes = health_only_server(config, servicer) if config.health_addr else None
-    start_metrics(config.metrics_addr)
-    await server.start()
-    http = await start_http(config, host)
-    if probes:
-        await probes.start()
-    await workers_of(host).start()
-    log.info("arbiter serving %s on %s (%s; metrics on %s, store: %s)", ", ".join(games),
-             config.grpc_addr, "TLS" if config.tls_cert else "plaintext", config.metrics_addr,
-             "redis" if config.redis_url else "embedded")
-    if http:
-        log.info("HTTP on %s: Connect, gRPC-Web, and the console at http://%s/",
-                 config.http_addr, config.http_addr)
-    try:
-        await stopping.wait()
-        log.info("stopping: calls in progress have %s s to finish", SHUTDOWN_GRACE_S)
-        if probes:
-            await probes.stop(None)
-        # Streams end with OK (clients reopen from their version elsewhere), not a reset.
-        await shutdown(server, host, SHUTDOWN_GRACE_S)
-        if http:
-            await http.stop()
-    finally:
-        await workers_of(host).stop()
-        await host.store.close()
-    log.info("arbiter stopped")
-    return 0
 
 
 SHUTDOWN_GRACE_S = 5  # Acts take milliseconds; well within the 30 s Kubernetes gives

@@ -255,6 +255,7 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
 
 async def _run_async_worker(kind: str) -> int:
     from services.core.host import Host
+    from services.core.reads import AiDispatch
     from services.core.redis_store import RedisStore
     from services.workers.deadlines import RedisDeadlines, Scheduler
     from services.workers.projections import ProjectionWorker
@@ -270,16 +271,17 @@ async def _run_async_worker(kind: str) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     idle = float(os.environ.get("ARBITER_IDLE_SECONDS", "0") or 0)
-    host = Host(store, games)
     broker = os.environ.get("ARBITER_BROKER_URL", "")
+    ai_dispatch: AiDispatch
     if broker:  # an idle seat's bot may hand the turn to an AI seat
         from services.workers.tasks import celery_dispatch
 
-        host.ai_dispatch = celery_dispatch(broker)
+        ai_dispatch = celery_dispatch(broker)
     else:
         from services.core.server import in_process_ai
 
-        host.ai_dispatch = in_process_ai
+        ai_dispatch = in_process_ai
+    host = Host(store, games, ai_dispatch=ai_dispatch)
     scheduler = Scheduler(RedisDeadlines(redis), host, idle)
     if kind == "projections":
         worker = ProjectionWorker(store, rm, games,

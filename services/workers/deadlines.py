@@ -51,8 +51,9 @@ from typing import Any, Protocol
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.decider import Game, RuleError
-from services.core.host import Caller, Host, NotFound, StaleVersion, bot_rng
+from services.core.host import Host, bot_rng
 from services.core.metrics import METRICS
+from services.core.reads import Caller, NotFound, StaleVersion
 from services.workers.shards import SHARDS, ManySlots, pipelined, shard_of, shard_tag
 
 log = logging.getLogger("arbiter.deadlines")

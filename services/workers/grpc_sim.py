@@ -108,7 +108,7 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = ""
         return response_of(report)
 
     handler = grpc.unary_unary_rpc_method_handler(
-        grpc_api._unary(SERVICE, "Simulate", run, in_flight),
+        grpc_api.guarded_unary(SERVICE, "Simulate", run, in_flight),
         request_deserializer=tolerant(apb.SimulateRequest.FromString),
         response_serializer=apb.SimulateResponse.SerializeToString)
     return grpc.method_handlers_generic_handler(SERVICE, {"Simulate": handler})

@@ -40,6 +40,7 @@ from redis.exceptions import ResponseError
 from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.metrics import METRICS
+from services.core.reads import SnapshotSource
 from services.core.store import PARTITIONS, Store, StoreOnRedis
 from services.workers.readmodel import ReadModel, Update, fingerprint
 from services.workers.shards import pipelined
@@ -274,9 +275,6 @@ class Projector:
 
 
 # ---- snapshots for the host ------------------------------------------------------------
-
-
-SnapshotSource = Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]]
 
 
 def snapshot_source(rm: ReadModel) -> SnapshotSource:

@@ -1,5 +1,5 @@
 """The workers inside the server process: read models for ListGames, snapshots for loading,
-in-process projections and deadlines, and where AI turns go (Celery or this event loop).
+in-process projections and deadlines (services/process.py wires them to the host).
 
     ARBITER_PROJECTIONS   inprocess (default): this server also consumes the feeds;
                           external: separate `arbiter workers projections` processes do;
@@ -16,19 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import weakref
 from typing import Any
 
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core.host import Host
-from services.core.store import StoreOnRedis
+from services.core.store import Store, StoreOnRedis
 from services.workers.deadlines import MemoryDeadlines, RedisDeadlines, Scheduler
-from services.workers.projections import (
-    InProcessProjections,
-    ProjectionWorker,
-    snapshot_source,
-)
+from services.workers.projections import InProcessProjections, ProjectionWorker
 from services.workers.readmodel import (
     Cursor,
     MemoryReadModel,
@@ -48,36 +43,40 @@ def _mode(env: dict[str, str], name: str) -> str:
     return mode
 
 
+def read_model_of(store: Store) -> ReadModel:
+    """Where a server's workers keep ListGames' summaries and the snapshots: beside the events
+    on Redis, else in memory."""
+    if isinstance(store, StoreOnRedis):
+        return RedisReadModel(store.workers_redis())
+    return MemoryReadModel()
+
+
 class Workers:
-    def __init__(self, host: Host, broker_url: str = "", env: dict[str, str] | None = None
-                 ) -> None:
+    """A server's projections (into `rm`) and deadlines, for its host."""
+
+    def __init__(self, host: Host, rm: ReadModel | None = None,
+                 env: dict[str, str] | None = None) -> None:
         env = dict(os.environ if env is None else env)
         self.host = host
         self.mode = _mode(env, "ARBITER_PROJECTIONS")
         self.deadlines_mode = _mode(env, "ARBITER_DEADLINES")
         self.idle_seconds = float(env.get("ARBITER_IDLE_SECONDS", "0") or 0)
         snapshot_every = int(env.get("ARBITER_SNAPSHOT_EVERY", "200"))
-        self.rm: ReadModel
-        self.projections: InProcessProjections | ProjectionWorker | None
         store = host.store
+        self.rm = rm or read_model_of(store)
+        self.projections: InProcessProjections | ProjectionWorker | None
         queue: MemoryDeadlines | RedisDeadlines
         if isinstance(store, StoreOnRedis):
-            redis = store.workers_redis()
-            self.rm, queue = RedisReadModel(redis), RedisDeadlines(redis)
+            queue = RedisDeadlines(store.workers_redis())
             self.projections = (ProjectionWorker(store, self.rm, host.games,
                                                  snapshot_every=snapshot_every)
                                 if self.mode == "inprocess" else None)
         else:
-            self.rm, queue = MemoryReadModel(), MemoryDeadlines()
+            queue = MemoryDeadlines()
             self.projections = InProcessProjections(store, self.rm, host.games, snapshot_every)
-        host.snapshot_source = snapshot_source(self.rm)
         self.deadlines = Scheduler(queue, host, self.idle_seconds)
         if self.projections is not None:
             self.projections.projector.listeners.append(self.deadlines.schedule_for)
-        if broker_url:
-            from services.workers.tasks import celery_dispatch
-
-            host.ai_dispatch = celery_dispatch(broker_url)
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -101,17 +100,3 @@ class Workers:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
-
-
-_ATTACHED: weakref.WeakKeyDictionary[Host, Workers] = weakref.WeakKeyDictionary()
-
-
-def attach_workers(host: Host, broker_url: str = "") -> Workers:
-    """Give a server's host its read models, snapshots, projections and AI dispatch."""
-    workers = Workers(host, broker_url)
-    _ATTACHED[host] = workers
-    return workers
-
-
-def workers_of(host: Host) -> Workers:
-    return _ATTACHED[host]

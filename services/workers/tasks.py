@@ -22,8 +22,9 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
-from services.core.host import AiDispatch, Host
+from services.core.host import Host
 from services.core.metrics import METRICS
+from services.core.reads import AiDispatch
 from services.core.store import StoreUnavailable
 from services.workers import gameset
 from services.workers.celery_app import app, make_app
@@ -65,11 +66,10 @@ def worker_host() -> Host:
             raise RuntimeError("an AI worker needs ARBITER_REDIS_URL (the event store)")
         store = RedisStore(url)
         # AI turns act as the server's own trusted caller: this host needs no admin token.
-        host = Host(store, gameset.all_games())
-        host.snapshot_source = snapshot_source(RedisReadModel(store.workers_redis()))
         # The next AI seat (AI against AI) is queued too, never played inline, by an app
         # without a result backend: an AI turn has no result, here or anywhere.
-        host.ai_dispatch = celery_dispatch("")
+        host = Host(store, gameset.all_games(), ai_dispatch=celery_dispatch(""),
+                    snapshot_source=snapshot_source(RedisReadModel(store.workers_redis())))
         _host = host
     return _host
 

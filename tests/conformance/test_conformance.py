@@ -241,9 +241,9 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
 
 
 async def finished_game(game: Game) -> tuple[Host, str]:
-    host = Host(MemoryStore(), {game.name: game}, admin_token="admin")
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(game.name, seats_for(game, "ai"), game.pb.Options())
+    host = Host(MemoryStore(), {game.name: game}, admin_token="admin",
+                ai_dispatch=in_process_ai)
+    game_id = (await host.create(game.name, seats_for(game, "ai"), game.pb.Options())).game_id
     for _ in range(20_000):
         loaded = await host.load(game_id)
         if loaded.finished:
@@ -297,8 +297,9 @@ async def test_a_tampered_log_is_caught_at_its_line(game: Game) -> None:
 
 async def test_the_host_refuses_a_seat_that_may_not_act(game: Game) -> None:
     host = Host(MemoryStore(), {game.name: game}, admin_token="admin")
-    game_id, tokens, _, version = await host.create(game.name, seats_for(game),
-                                                    game.pb.Options())
+    made = await host.create(game.name, seats_for(game),
+                             game.pb.Options())
+    game_id, tokens, version = made.game_id, made.tokens, made.version
     loaded = await host.load(game_id)
     acting = list(game.to_act(loaded.state))
     idle = [s for s in range(game.seat_count) if s not in acting]

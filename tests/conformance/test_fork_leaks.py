@@ -22,9 +22,9 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
 from services.core.decider import Game, Rng
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
-from services.workers.runtime import workers_of
+from services.process import build
 
 ADMIN = "fork-leak-admin"
 MAX_COMMANDS = 3000
@@ -96,12 +96,13 @@ class Api:
 async def api(request: pytest.FixtureRequest) -> AsyncIterator[Api]:
     game = registry.game(request.param)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN, rate_burst=0)
-    server, host, port = build(config, {game.name: game}, MemoryStore())
+    process = build(config, {game.name: game}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
-    await workers_of(host).start()
+    await process.workers.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield Api(channel, game)
-    await workers_of(host).stop()
+    await process.workers.stop()
     await server.stop(None)
 
 

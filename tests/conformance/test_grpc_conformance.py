@@ -13,8 +13,9 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services import games as registry
 from services.core.decider import Game, Rng
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build, shutdown
+from services.core.server import Config
 from services.core.store import MemoryStore, Store
+from services.process import build, shutdown
 from tests.conftest import CLUSTER_URL, NO_CLUSTER
 from tests.live.playing import ADMIN, Seat, check_against_watch_and_views, drive
 
@@ -41,8 +42,9 @@ async def test_a_whole_game_over_grpc(game: Game, store_kind: str) -> None:
         store: Store = RedisStore(CLUSTER_URL)
     else:
         store = MemoryStore()
-    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {game.name: game},
-                            store)
+    process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {game.name: game},
+                    store)
+    server, port = process.server, process.port
     await server.start()
     service = f"/arbiter.{game.name}.v1.Game/"
     try:
@@ -94,8 +96,9 @@ async def test_a_whole_game_over_grpc(game: Game, store_kind: str) -> None:
 
 async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> None:
     other = registry.game(next(n for n in registry.GAME_MODULES if n != game.name))
-    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
-                            {game.name: game, other.name: other}, MemoryStore())
+    process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
+                    {game.name: game, other.name: other}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -153,8 +156,9 @@ async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> 
 async def test_every_seats_play_stream_matches_watch_replay_and_get_view(game: Game) -> None:
     """Every seat plays over its own Play stream (random legal commands from what is pushed);
     what each stream got is what Watch, Replay and GetView give that seat."""
-    server, host, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}",
-                                      admin_token=ADMIN), {game.name: game}, MemoryStore())
+    process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}",
+                           admin_token=ADMIN), {game.name: game}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -172,4 +176,4 @@ async def test_every_seats_play_stream_matches_watch_replay_and_get_view(game: G
             for seat in seats:
                 await check_against_watch_and_views(channel, game.name, created.game_id, seat)
     finally:
-        await shutdown(server, host, 1)
+        await shutdown(process, 1)

@@ -88,9 +88,9 @@ def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Varian
 
 
 async def finished(game: Game, variant: Variant) -> tuple[Host, str]:
-    host = Host(MemoryStore(), {game.name: game}, admin_token="admin")
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(game.name, seats(variant, "ai"), variant.options)
+    host = Host(MemoryStore(), {game.name: game}, admin_token="admin",
+                ai_dispatch=in_process_ai)
+    game_id = (await host.create(game.name, seats(variant, "ai"), variant.options)).game_id
     for _ in range(MAX_COMMANDS):
         if (await host.load(game_id)).finished:
             return host, game_id
@@ -106,7 +106,7 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
     game = registry.game(name)
     host, game_id = await finished(game, variant)
     loaded, entries = await host.history(game_id)
-    hub = live.Hub(host)
+    hub = live.Hub(host.store)
     for viewer in every_viewer(variant):
         # Watch from the start: an update, with its view, for every entry the seat may see.
         sub = await hub.subscribe(loaded, viewer, play=False, after=0)

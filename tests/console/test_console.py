@@ -20,8 +20,9 @@ import pytest_asyncio
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 
 from services import games as registry
-from services.core.server import Config, build, start_http
+from services.core.server import Config, start_http
 from services.core.store import MemoryStore
+from services.process import build
 from tests.platform.test_grpc import free_port
 
 ADMIN = "console-admin-token-0123456789"
@@ -75,10 +76,11 @@ async def site() -> AsyncIterator[Site]:
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
                     http_explicit=True, admin_token=ADMIN)
-    server, host, _ = build(config, {name: registry.game(name) for name in registry.GAME_MODULES},
-                            store)
+    process = build(config, {name: registry.game(name) for name in registry.GAME_MODULES},
+                    store)
+    server = process.server
     await server.start()
-    web = await start_http(config, host)
+    web = await start_http(config, process.http)
     assert web is not None
     async with async_playwright() as p, aiohttp.ClientSession() as session:
         browser = await p.chromium.launch(executable_path=CHROMIUM,

@@ -124,7 +124,8 @@ def test_evolve_reads_no_content_and_runs_no_rule(played: Any, monkeypatch: Any)
 
 async def test_an_act_runs_the_rules_once(monkeypatch: Any) -> None:
     host = Host(MemoryStore(), {GAME.name: GAME})
-    game_id, tokens, _, _ = await host.create(GAME.name, [Seat("eila")], pb.Options())
+    made = await host.create(GAME.name, [Seat("eila")], pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     runs = []
     apply = rules.apply
 
@@ -165,9 +166,8 @@ def edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
 async def finished_game(options: Any) -> list[Any]:
     from services.core.server import in_process_ai
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(GAME.name, [Seat("eila", "ai", "greedy")], options)
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
+    game_id = (await host.create(GAME.name, [Seat("eila", "ai", "greedy")], options)).game_id
     for _ in range(200_000):
         if (await host.load(game_id)).finished:
             return (await host.history(game_id))[1]
@@ -228,12 +228,11 @@ async def test_a_legacy_game_goes_on_with_facts_and_verifies(path: Path) -> None
     from services.core.grpc_api import import_lines
     from services.core.server import in_process_ai
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     parent_id, _ = await import_lines(host, path.read_text().splitlines())
     entries = legacy_entries(path)
     cut = gamelog.batches(entries)[len(gamelog.batches(entries)) // 2].last_version
-    fork_id, _, _, _ = await host.fork(parent_id, cut)
+    fork_id = (await host.fork(parent_id, cut)).game_id
     for _ in range(200_000):
         if (await host.load(fork_id)).finished:
             break

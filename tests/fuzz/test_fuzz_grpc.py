@@ -35,8 +35,9 @@ from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
-from services.core.server import Config, build, in_process_ai
+from services.core.server import Config, in_process_ai
 from services.core.store import MemoryStore
+from services.process import build
 
 EXAMPLES = int(os.environ.get("ARBITER_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -82,7 +83,8 @@ class Server:
         # No projections or deadlines are started: nothing changes a game but the calls here.
         config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN, rate_burst=0)
         games = {name: registry.game(name) for name in GAMES}
-        self.server, self.host, self.port = build(config, games, MemoryStore())
+        process = build(config, games, MemoryStore())
+        self.server, self.host, self.port = process.server, process.host, process.port
         self.loop.run_until_complete(self.server.start())
         self.ready.set()
         self.loop.run_forever()
@@ -389,10 +391,9 @@ def finished_log(name: str) -> list[str]:
         game = registry.game(name)
 
         async def play() -> list[str]:
-            host = Host(MemoryStore(), {name: game})
-            host.ai_dispatch = in_process_ai
+            host = Host(MemoryStore(), {name: game}, ai_dispatch=in_process_ai)
             seats = [Seat(f"p{i}", "ai", "random") for i in range(game.seat_count)]
-            game_id, _, _, _ = await host.create(name, seats, game.pb.Options())
+            game_id = (await host.create(name, seats, game.pb.Options())).game_id
             while not (await host.load(game_id)).finished:
                 await asyncio.sleep(0)
             _, entries = await host.history(game_id)

@@ -33,7 +33,8 @@ def path_of(game: Game, variant: Variant) -> Path:
 async def golden_log(game: Game, variant: Variant) -> list[str]:
     host = Host(MemoryStore(), {game.name: game})
     seats = [Seat(f"p{i}") for i in range(variant.seats)]
-    game_id, tokens, _, _ = await host.create(game.name, seats, variant.options)
+    made = await host.create(game.name, seats, variant.options)
+    game_id, tokens = made.game_id, made.tokens
     chooser = Rng(f"golden {game.name} {variant.name}".encode(), 0)
     for n in range(MAX_COMMANDS):
         loaded = await host.load(game_id)

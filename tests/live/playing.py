@@ -14,9 +14,9 @@ import pytest_asyncio
 from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
-from services.core.server import Config, build, shutdown
+from services.core.server import Config
 from services.core.store import Store
-from services.workers.runtime import workers_of
+from services.process import build, shutdown
 
 ADMIN = "live-admin"
 
@@ -41,14 +41,15 @@ async def served(store: Store) -> AsyncIterator[Served]:
     """A server on each store (the `store` fixture: embedded, then Redis)."""
     games = {n: registry.game(n) for n in ("bubblee", "moody_bear")}
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, host, port = build(config, games, store)
+    process = build(config, games, store)
+    server, host, port = process.server, process.host, process.port
     await server.start()
-    await workers_of(host).start()  # the deadlines
+    await process.workers.start()  # the deadlines
     address = f"127.0.0.1:{port}"
     async with grpc.aio.insecure_channel(address) as channel:
         yield Served(address, channel, host, server, store)
-    await shutdown(server, host, 1)
-    await workers_of(host).stop()
+    await shutdown(process, 1)
+    await process.workers.stop()
 
 
 def method(channel: grpc.aio.Channel, game: str, name: str, reply: Any) -> Any:

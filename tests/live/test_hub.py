@@ -17,8 +17,9 @@ from services import games as registry
 from services.core import live
 from services.core.decider import Seat
 from services.core.host import Caller, Host
-from services.core.server import Config, build, shutdown
+from services.core.server import Config
 from services.core.store import MemoryStore, Store
+from services.process import build, shutdown
 from tests.conftest import REDIS_URL, needs_redis
 from tests.live.playing import ADMIN, free_port, method, play_stream
 
@@ -59,13 +60,13 @@ def versions(items: list[tuple[bytes, bool]]) -> list[int]:
 
 
 async def new_game(host: Host) -> str:
-    game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())
+    game_id = (await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())).game_id
     return game_id
 
 
 async def test_a_command_played_here_reaches_every_stream_without_a_read(store: Store) -> None:
-    host = Host(store, {"bubblee": BUBBLEE})
-    hub = live.Hub(host)
+    hub = live.Hub(store)
+    host = Host(store, {"bubblee": BUBBLEE}, on_append=hub.appended)
     game_id = await new_game(host)
     loaded = await host.load(game_id)
     subs = [await hub.subscribe(loaded, seat, play, loaded.version)
@@ -93,9 +94,9 @@ async def test_each_seat_is_seen_once_whatever_the_number_of_streams(store: Stor
         return BUBBLEE.view(state, seat)
 
     game = dataclasses.replace(BUBBLEE, view=counted_view)
-    host = Host(store, {"bubblee": game})
-    hub = live.Hub(host)
-    game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())
+    hub = live.Hub(store)
+    host = Host(store, {"bubblee": game}, on_append=hub.appended)
+    game_id = (await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())).game_id
     loaded = await host.load(game_id)
     subs = [await hub.subscribe(loaded, seat, True, loaded.version)
             for seat in (0, 1, None) for _ in range(20)]
@@ -110,8 +111,9 @@ async def test_each_seat_is_seen_once_whatever_the_number_of_streams(store: Stor
 
 
 async def test_another_servers_appends_reach_the_streams_here(store: Store) -> None:
-    here, there = Host(store, {"bubblee": BUBBLEE}), Host(store, {"bubblee": BUBBLEE})
-    hub, other_hub = live.Hub(here), live.Hub(there)
+    hub, other_hub = live.Hub(store), live.Hub(store)
+    here = Host(store, {"bubblee": BUBBLEE}, on_append=hub.appended)
+    there = Host(store, {"bubblee": BUBBLEE}, on_append=other_hub.appended)
     game_id = await new_game(there)
     loaded = await here.load(game_id)
     sub = await hub.subscribe(loaded, None, True, loaded.version)
@@ -134,8 +136,9 @@ async def test_a_doorbell_lost_while_reconnecting_loses_no_update(tmp_path: Any)
     from services.core.redis_store import LIVE_CHANNEL, RedisStore
 
     store = RedisStore(REDIS_URL)
-    here, there = Host(store, {"bubblee": BUBBLEE}), Host(store, {"bubblee": BUBBLEE})
-    hub = live.Hub(here)
+    hub = live.Hub(store)
+    here = Host(store, {"bubblee": BUBBLEE}, on_append=hub.appended)
+    there = Host(store, {"bubblee": BUBBLEE})
     game_id = await new_game(there)
     loaded = await here.load(game_id)
     sub = await hub.subscribe(loaded, None, True, loaded.version)
@@ -167,8 +170,8 @@ async def test_catching_up_from_a_held_version_reads_from_the_nearest_held_state
     already following (states after every entry held), no read at all; with only Play streams
     (the host's state after each batch held), one read from the nearest batch's end, never
     from version 0; the updates are those of a Watch from the start."""
-    host = Host(store, {"bubblee": BUBBLEE})
-    hub = live.Hub(host)
+    hub = live.Hub(store)
+    host = Host(store, {"bubblee": BUBBLEE}, on_append=hub.appended)
     game_id = await new_game(host)
     loaded = await host.load(game_id)
     keeper = await hub.subscribe(loaded, None, keeper_plays, loaded.version)
@@ -236,7 +239,8 @@ async def test_idle_streams_outlive_the_stores_timeouts_and_end_with_ok_on_shutd
     store: Store = MemoryStore() if kind == "memory" else RedisStore(
         REDIS_URL + "?socket_timeout=1")
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, host, port = build(config, {"bubblee": BUBBLEE}, store)
+    process = build(config, {"bubblee": BUBBLEE}, store)
+    server, host, port = process.server, process.host, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         created = await method(channel, "bubblee", "CreateGame", apb.CreateGameResponse)(
@@ -263,7 +267,7 @@ async def test_idle_streams_outlive_the_stores_timeouts_and_end_with_ok_on_shutd
         view = await method(channel, "bubblee", "GetView", bpb.View)(
             apb.GetViewRequest(game_id=created.game_id), timeout=5)
         assert view.version >= created.version + 1
-        await shutdown(server, host, 5)
+        await shutdown(process, 5)
         while (await watching.read()) is not grpc.aio.EOF:
             pass
         assert await watching.code() == grpc.StatusCode.OK
@@ -317,7 +321,8 @@ async def test_on_a_cluster_one_subscriber_hears_appends_on_every_node() -> None
 
 async def test_play_streams_count_against_the_stream_limit_not_the_call_limit() -> None:
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1, max_watches=1)
-    server, host, port = build(config, {"bubblee": BUBBLEE}, MemoryStore())
+    process = build(config, {"bubblee": BUBBLEE}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         created = await method(channel, "bubblee", "CreateGame", apb.CreateGameResponse)(
@@ -335,7 +340,7 @@ async def test_play_streams_count_against_the_stream_limit_not_the_call_limit() 
             apb.GetViewRequest(game_id=created.game_id), timeout=5)
         assert view.version == created.version
         first.cancel()
-    await shutdown(server, host, 1)
+    await shutdown(process, 1)
 
 
 def test_messages_put_together_from_parts_are_the_messages_protobuf_builds() -> None:

@@ -160,8 +160,8 @@ class Table:
         options = GAME.pb.Options(response_deadline_seconds=self.deadline)
         rng = Rng.for_test(11)
         for _ in range(20):
-            game_id, _, _, _ = await self.host.create(
-                GAME.name, [Seat(f"p{i}") for i in range(self.players)], options)
+            game_id = (await self.host.create(
+                GAME.name, [Seat(f"p{i}") for i in range(self.players)], options)).game_id
             for step in range(500):
                 loaded = await self.host.load(game_id)
                 if loaded.finished:

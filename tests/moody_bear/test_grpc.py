@@ -12,9 +12,10 @@ import pytest_asyncio
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 from arbiter.v1 import arbiter_pb2 as apb
 
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
 from services.moody_bear import GAME as MOODY_BEAR
+from services.process import build
 
 GAME = "/arbiter.moody_bear.v1.Game/"
 
@@ -29,7 +30,8 @@ def free_port() -> int:
 async def channel() -> AsyncIterator[grpc.aio.Channel]:
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token="admin")
-    server, _, port = build(config, {"moody_bear": MOODY_BEAR}, store)
+    process = build(config, {"moody_bear": MOODY_BEAR}, store)
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         yield ch

@@ -25,10 +25,9 @@ def arbiter(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 async def finished_log() -> list[str]:
     game = registry.game("bubblee")
-    host = Host(MemoryStore(), {"bubblee": game})
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(
-        "bubblee", [Seat("a", "ai", "random"), Seat("b", "ai", "greedy")], game.pb.Options())
+    host = Host(MemoryStore(), {"bubblee": game}, ai_dispatch=in_process_ai)
+    seats = [Seat("a", "ai", "random"), Seat("b", "ai", "greedy")]
+    game_id = (await host.create("bubblee", seats, game.pb.Options())).game_id
     while not (await host.load(game_id)).finished:
         await asyncio.sleep(0)
     _, entries = await host.history(game_id)
@@ -92,18 +91,20 @@ async def test_verify_of_a_stored_game_asks_the_server_which_checks_a_running_ga
         ) -> None:
     import socket
 
-    from services.core.server import Config, build
+    from services.core.server import Config
+    from services.process import build
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     game = registry.game("bubblee")
-    server, host, _ = build(Config(grpc_addr=f"127.0.0.1:{port}", admin_token="adm"),
-                            {"bubblee": game}, MemoryStore())
+    process = build(Config(grpc_addr=f"127.0.0.1:{port}", admin_token="adm"),
+                    {"bubblee": game}, MemoryStore())
+    server, host = process.server, process.host
     await server.start()
     try:
-        game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")],
-                                             game.pb.Options())
+        game_id = (await host.create("bubblee", [Seat("a"), Seat("b")],
+                                     game.pb.Options())).game_id
         env = {**os.environ, "ARBITER_GRPC_ADDR": f"127.0.0.1:{port}"}
 
         async def verify(admin: str) -> subprocess.CompletedProcess[bytes]:

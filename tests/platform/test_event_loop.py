@@ -43,12 +43,11 @@ def free_port() -> int:
 
 async def long_log(tries: int = 3) -> list[str]:
     """The longest of a few finished games (their length varies with the deal)."""
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     seats = [Seat(f"p{i}", "ai", "random") for i in range(GAME.seat_count)]
     logs = []
     for _ in range(tries):
-        game_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
+        game_id = (await host.create(GAME.name, seats, GAME.pb.Options())).game_id
         while not (await host.load(game_id)).finished:
             await asyncio.sleep(0)
         _, entries = await host.history(game_id)

@@ -28,8 +28,9 @@ from prometheus_client import REGISTRY, generate_latest
 from services import games as registry
 from services.core.decider import Rng
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
+from services.process import build
 from tests.conftest import REDIS_URL
 
 ADMIN = "test-admin-token"
@@ -123,7 +124,8 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
         pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
     store = RedisStore(REDIS_URL) if request.param == "redis" else MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield Client(channel)
@@ -383,8 +385,9 @@ async def test_a_failure_inside_the_server_is_internal_and_tells_nothing_of_it()
         raise ValueError(f"a bug that quotes hidden state: {state!r}"[:80])
 
     game = dataclasses.replace(bubblee, decide=broken)
-    server, _, port = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {"bubblee": game},
-                            MemoryStore())
+    process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"), {"bubblee": game},
+                    MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -521,7 +524,8 @@ async def test_health_reflection_and_metrics(client: Client) -> None:
 
 async def test_overload_is_resource_exhausted_and_watchers_do_not_lock_players_out() -> None:
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1, max_watches=1)
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         client = Client(channel)
@@ -574,7 +578,8 @@ async def test_store_down_is_unavailable_and_a_retry_with_the_same_id_is_safe() 
     redis_proc = start()
     store = RedisStore(f"redis://127.0.0.1:{port}/0")
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
-    server, _, gport = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server, gport = process.server, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{gport}") as channel:

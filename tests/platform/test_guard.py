@@ -17,8 +17,9 @@ from google.rpc import error_details_pb2, status_pb2
 
 from services import games as registry
 from services.core.guard import TokenBuckets, peer_address
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
+from services.process import build
 
 ADMIN = "guard-admin"
 NOT_PROTOBUF = b"\x0a\xff\x01"  # field 1, length 255, then the body ends
@@ -35,7 +36,8 @@ async def channel(request: pytest.FixtureRequest) -> AsyncIterator[grpc.aio.Chan
     burst, rate = getattr(request, "param", (100, 5))
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN, rate_burst=burst,
                     rate_per_second=rate)
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
         yield ch

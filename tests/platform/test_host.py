@@ -31,7 +31,8 @@ async def test_a_server_behind_other_servers_accepts_a_command_they_made_legal()
     store = MemoryStore()
     a = Host(store, {GAME.name: GAME})
     b = Host(store, {GAME.name: GAME})
-    game_id, tokens, _, _ = await a.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await a.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     start = (await b.load(game_id)).version  # b caches the game at its start
     loaded = await a.load(game_id)
     first, _ = legal_for(loaded)
@@ -56,7 +57,8 @@ async def test_a_cache_ahead_of_the_store_starts_again_from_the_store() -> None:
     # server's cache then holds versions the store no longer has.
     store = MemoryStore()
     host = Host(store, {GAME.name: GAME})
-    game_id, tokens, _, created = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens, created = made.game_id, made.tokens, made.version
     after_failover = MemoryStore()
     meta = {k: v for k, v in (await store.meta(game_id)).items() if k != "version"}
     await after_failover.append(game_id, await store.read(game_id), 0, "", meta)
@@ -76,7 +78,8 @@ async def test_a_cache_ahead_of_the_store_starts_again_from_the_store() -> None:
 
 async def test_a_command_id_another_seat_used_is_not_answered_with_its_result() -> None:
     host = Host(MemoryStore(), {GAME.name: GAME})
-    game_id, tokens, _, _ = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     seat, command = legal_for(await host.load(game_id))
     first = await host.act(game_id, Caller(token=tokens[seat]), command, "same-id")
     other = 1 - seat
@@ -94,7 +97,8 @@ async def test_a_command_id_another_seat_used_is_not_answered_with_its_result() 
 
 async def test_the_same_seat_repeating_a_command_id_gets_the_first_result() -> None:
     host = Host(MemoryStore(), {GAME.name: GAME})
-    game_id, tokens, _, _ = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     seat, command = legal_for(await host.load(game_id))
     first = await host.act(game_id, Caller(token=tokens[seat]), command, "again")
     again = await host.act(game_id, Caller(token=tokens[seat]), command, "again")
@@ -161,10 +165,9 @@ async def test_every_redis_read_maps_a_lost_connection_to_unavailable() -> None:
 
 
 async def finished_entries(game: Game = GAME) -> list[apb.LogEntry]:
-    host = Host(MemoryStore(), {game.name: game})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai)
     seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
-    game_id, _, _, _ = await host.create(game.name, seats, game.pb.Options())
+    game_id = (await host.create(game.name, seats, game.pb.Options())).game_id
     for _ in range(20_000):
         if (await host.load(game_id)).finished:
             return (await host.history(game_id))[1]
@@ -247,7 +250,8 @@ async def test_verify_refuses_a_command_from_a_seat_that_may_not_act() -> None:
 
 async def test_a_fork_inside_a_command_s_batch_is_refused() -> None:
     host = Host(MemoryStore(), {GAME.name: GAME}, admin_token="admin")
-    game_id, tokens, _, _ = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     rng = Rng.for_test(7)
     for n in range(300):  # play until some command caused more than one event
         loaded = await host.load(game_id)
@@ -261,24 +265,23 @@ async def test_a_fork_inside_a_command_s_batch_is_refused() -> None:
     with pytest.raises(MalformedCommand) as e:
         await host.fork(game_id, result.version - 1)  # half of that command
     assert e.value.code == "BAD_VERSION"
-    forked, _, _, _ = await host.fork(game_id, result.version)  # after it: fine
+    forked = (await host.fork(game_id, result.version)).game_id  # after it: fine
     assert (await host.load(forked)).state == (await host.load(game_id)).state
 
 
 async def test_a_forked_log_is_checked_against_its_parent() -> None:
     from services.core.grpc_api import import_lines
 
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
     seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
-    parent_id, _, _, _ = await host.create(GAME.name, seats, GAME.pb.Options())
+    parent_id = (await host.create(GAME.name, seats, GAME.pb.Options())).game_id
     for _ in range(20_000):
         if (await host.load(parent_id)).finished:
             break
         await asyncio.sleep(0)
     _, parent = await host.history(parent_id)
     fork_at = gamelog.batches(parent)[3].last_version
-    fork_id, _, _, _ = await host.fork(parent_id, fork_at)
+    fork_id = (await host.fork(parent_id, fork_at)).game_id
     for _ in range(20_000):
         if (await host.load(fork_id)).finished:
             break
@@ -316,7 +319,8 @@ async def test_a_command_the_store_could_not_take_is_not_counted_as_ok() -> None
 
     store = _DownStore()
     host = Host(store, {GAME.name: GAME})
-    game_id, tokens, _, _ = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    made = await host.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     seat, command = legal_for(await host.load(game_id))
     labels = {"game": GAME.name, "command": command.WhichOneof("kind"), "outcome": "ok"}
     before = REGISTRY.get_sample_value("arbiter_command_seconds_count", labels) or 0
@@ -345,12 +349,14 @@ async def test_two_imports_of_one_log_at_once_both_get_a_game() -> None:
 async def test_a_finished_fork_of_a_running_game_keeps_its_log_private() -> None:
     import grpc
 
-    from services.core.server import Config, build
+    from services.core.server import Config
+    from services.process import build
     from tests.platform.test_grpc import ADMIN, Client, free_port, rejected
     from tests.platform.test_grpc import GAME as GAME_SVC
 
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, host, port = build(config, {GAME.name: GAME}, MemoryStore())
+    process = build(config, {GAME.name: GAME}, MemoryStore())
+    server, host, port = process.server, process.host, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -426,8 +432,9 @@ async def test_a_fork_of_a_fork_of_a_running_game_is_not_compared_with_its_hidde
     # Comparing a submitted log with stored events answers "equal or not": an oracle for the
     # hidden events of any game whose log is not public yet.
     host = Host(MemoryStore(), {GAME.name: GAME}, admin_token="admin")
-    running, _, _, start = await host.create(GAME.name, [Seat("a"), Seat("b")],
-                                             GAME.pb.Options())
+    made = await host.create(GAME.name, [Seat("a"), Seat("b")],
+                             GAME.pb.Options())
+    running, start = made.game_id, made.version
 
     async def play_out(game_id: str) -> None:
         rng = Rng.for_test(3)
@@ -437,9 +444,9 @@ async def test_a_fork_of_a_fork_of_a_running_game_is_not_compared_with_its_hidde
             command = rng.choice(GAME.legal_actions(loaded.state, seat))
             await host.act(game_id, Caller(seat=seat, trusted=True), command)
 
-    fork, _, _, _ = await host.fork(running, start)
+    fork = (await host.fork(running, start)).game_id
     await play_out(fork)  # finished, but its first batch is the running game's
-    forked_again, _, _, _ = await host.fork(fork, start)
+    forked_again = (await host.fork(fork, start)).game_id
     await play_out(forked_again)
     _, entries = await host.history(forked_again)
     assert not await host.log_is_public(await host.load(fork))
@@ -452,7 +459,7 @@ async def test_bots_draw_from_the_games_secret_seed_not_from_public_values() -> 
     from services.core.host import bot_rng
 
     host = Host(MemoryStore(), {GAME.name: GAME})
-    game_id, _, _, _ = await host.create(GAME.name, [Seat("a"), Seat("b")], GAME.pb.Options())
+    game_id = (await host.create(GAME.name, [Seat("a"), Seat("b")], GAME.pb.Options())).game_id
     loaded = await host.load(game_id)
     other = dataclasses.replace(loaded, seed=bytes(32))  # same id and version, another seed
     def draws(x: Any) -> list[int]:
@@ -473,15 +480,16 @@ def test_the_embedded_stores_file_is_readable_by_its_owner_only(tmp_path: Any) -
 
 
 async def test_a_long_fork_chain_is_not_public_and_costs_no_recursion() -> None:
-    from services.core import host as hostmod
+    from services.core.reads import MAX_FORK_DEPTH
 
     host = Host(MemoryStore(), {GAME.name: GAME}, admin_token="admin")
-    game_id, _, _, start = await host.create(GAME.name, [Seat("a"), Seat("b")],
-                                             GAME.pb.Options())
+    made = await host.create(GAME.name, [Seat("a"), Seat("b")],
+                             GAME.pb.Options())
+    game_id, start = made.game_id, made.version
     loaded = await host.load(game_id)
     loaded.finished = True  # every game of the chain over: only the depth can refuse it
-    for _ in range(hostmod.MAX_FORK_DEPTH + 1):
-        game_id, _, _, _ = await host.fork(game_id, start)
+    for _ in range(MAX_FORK_DEPTH + 1):
+        game_id = (await host.fork(game_id, start)).game_id
         (await host.load(game_id)).finished = True
     assert not await host.log_is_public(await host.load(game_id))
 

@@ -20,9 +20,11 @@ from services import games as registry
 from services.core import grpc_api
 from services.core import log as gamelog
 from services.core.decider import Seat
-from services.core.host import Host, is_game_id
-from services.core.server import Config, build, in_process_ai
+from services.core.host import Host
+from services.core.lifecycle import is_game_id
+from services.core.server import Config, in_process_ai
 from services.core.store import MemoryStore
+from services.process import build
 
 GAME = registry.game("bubblee")
 
@@ -34,10 +36,9 @@ def free_port() -> int:
 
 
 async def finished_lines() -> list[str]:
-    host = Host(MemoryStore(), {GAME.name: GAME})
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(
-        GAME.name, [Seat("a", "ai", "random"), Seat("b", "ai", "random")], GAME.pb.Options())
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
+    seats = [Seat("a", "ai", "random"), Seat("b", "ai", "random")]
+    game_id = (await host.create(GAME.name, seats, GAME.pb.Options())).game_id
     while not (await host.load(game_id)).finished:
         await asyncio.sleep(0)
     _, entries = await host.history(game_id)
@@ -66,7 +67,8 @@ class Api:
 @pytest_asyncio.fixture
 async def api() -> AsyncIterator[Api]:
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", rate_burst=0)
-    server, _, port = build(config, {GAME.name: GAME}, MemoryStore())
+    process = build(config, {GAME.name: GAME}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield Api(channel)

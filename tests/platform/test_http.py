@@ -20,8 +20,9 @@ from google.rpc import error_details_pb2, status_pb2
 
 from services import games as registry
 from services.core.http_gateway import envelope, parse_timeout, unenvelope
-from services.core.server import Config, HttpServer, build, start_http
+from services.core.server import Config, HttpServer, start_http
 from services.core.store import MemoryStore
+from services.process import build
 from tests.platform.test_grpc import ADMIN, free_port
 
 GAME = "/arbiter.bubblee.v1.Game/"
@@ -55,10 +56,11 @@ async def http() -> AsyncIterator[Http]:
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
                     http_explicit=True, admin_token=ADMIN)
-    server, host, _ = build(config, {"bubblee": registry.game("bubblee"),
-                                     "moody_bear": registry.game("moody_bear")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee"),
+                             "moody_bear": registry.game("moody_bear")}, store)
+    server = process.server
     await server.start()
-    web = await start_http(config, host)
+    web = await start_http(config, process.http)
     assert isinstance(web, HttpServer)
     async with aiohttp.ClientSession() as session:
         yield Http(session, f"http://127.0.0.1:{web.port}")
@@ -88,9 +90,10 @@ async def test_curl_creates_a_game_with_json() -> None:
     port = free_port()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr=f"127.0.0.1:{port}",
                     http_explicit=True)
-    server, host, _ = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server = process.server
     await server.start()
-    web = await start_http(config, host)
+    web = await start_http(config, process.http)
     assert web is not None
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -358,15 +361,16 @@ async def test_an_http_port_in_use_stops_the_server_only_when_it_was_asked_for()
         for explicit in (True, False):
             config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr=addr,
                             http_explicit=explicit)
-            server, host, _ = build(config, {"bubblee": registry.game("bubblee")},
-                                    MemoryStore())
+            process = build(config, {"bubblee": registry.game("bubblee")},
+                            MemoryStore())
+            server = process.server
             await server.start()
             try:
                 if explicit:
                     with pytest.raises(ConfigError, match="port is already in use"):
-                        await start_http(config, host)
+                        await start_http(config, process.http)
                 else:  # the default address: the server goes on without HTTP
-                    assert await start_http(config, host) is None
+                    assert await start_http(config, process.http) is None
             finally:
                 await server.stop(None)
 
@@ -375,9 +379,10 @@ async def test_binary_streams_deadlines_and_the_rate_limit_over_http() -> None:
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
                     http_explicit=True, rate_burst=2, rate_per_second=0.001)
-    server, host, _ = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server = process.server
     await server.start()
-    web = await start_http(config, host)
+    web = await start_http(config, process.http)
     assert web is not None
     base = f"http://127.0.0.1:{web.port}"
     try:
@@ -425,10 +430,11 @@ async def test_processes_that_share_ports_share_the_http_port_too() -> None:
         for _ in range(2):
             config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr=f"127.0.0.1:{port}",
                             http_explicit=True, reuse_port=True)
-            server, host, _ = build(config, {"bubblee": registry.game("bubblee")},
-                                    MemoryStore())
+            process = build(config, {"bubblee": registry.game("bubblee")},
+                            MemoryStore())
+            server = process.server
             await server.start()
-            web = await start_http(config, host)
+            web = await start_http(config, process.http)
             started.append((server, web))
             assert web is not None and web.port == port
     finally:
@@ -444,9 +450,10 @@ async def test_a_browser_that_leaves_frees_its_stream() -> None:
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", http_addr="127.0.0.1:0",
                     http_explicit=True, max_watches=1)
-    server, host, _ = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server = process.server
     await server.start()
-    web = await start_http(config, host)
+    web = await start_http(config, process.http)
     assert web is not None
     base = f"http://127.0.0.1:{web.port}"
     watch = {"content-type": "application/connect+json"}

@@ -16,8 +16,9 @@ from arbiter.v1 import arbiter_pb2 as apb
 from services import games as registry
 from services.core.host import Host
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
+from services.process import build
 from tests.conftest import REDIS_URL
 from tests.platform.test_grpc import GAME, Client, free_port, rejected
 
@@ -39,7 +40,8 @@ async def lobby(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, H
         pytest.skip("needs ARBITER_TEST_REDIS_URL (make test starts a private redis-server)")
     store = RedisStore(REDIS_URL) if request.param == "redis" else MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", lobby_seconds=60)
-    server, host, port = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server, host, port = process.server, process.host, process.port
     clock = Clock()
     host.clock_ms = clock
     await server.start()
@@ -163,7 +165,7 @@ async def test_two_servers_joining_with_one_code_give_the_seat_once(tmp_path: An
     a, b = Host(store, {"bubblee": game}), Host(store, {"bubblee": game})
     from services.core.decider import Seat
 
-    made = await a.create_game("bubblee", [Seat("ann"), Seat("", "open")], game.pb.Options())
+    made = await a.create("bubblee", [Seat("ann"), Seat("", "open")], game.pb.Options())
     code = made.invitations[1]
     await b.load(made.game_id)  # b holds the game in its cache, open seat and all
     results = await asyncio.gather(a.join(code, "x"), b.join(code, "y"),

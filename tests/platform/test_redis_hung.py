@@ -19,7 +19,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from services import games as registry
 from services.core.redis_conn import RETRIES
 from services.core.redis_store import RedisStore
-from services.core.server import Config, build
+from services.core.server import Config
+from services.process import build
 from tests.platform.test_grpc import GAME, Client, details, free_port
 from tools.redis_servers import redis_server_binary, start_standalone
 
@@ -62,7 +63,8 @@ async def test_a_hung_redis_is_unavailable_in_bounded_time_and_not_serving_until
     pid = servers.procs[0].pid
     store = RedisStore(servers.url, timeout=TIMEOUT)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", health_seconds=HEALTH_EVERY)
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, store)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    server, port = process.server, process.port
     await server.start()
     stopped = False
     try:
@@ -109,7 +111,7 @@ async def test_a_hung_redis_is_unavailable_in_bounded_time_and_not_serving_until
 
 async def test_a_server_whose_redis_does_not_answer_at_start_stops_with_a_sentence(caplog
                                                                                   ) -> None:
-    from services.core.server import serve
+    from services.process import serve
 
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", metrics_addr="127.0.0.1:0",
                     redis_url=f"redis://127.0.0.1:{free_port()}/0")

@@ -24,12 +24,12 @@ from services import games as registry
 from services.core.server import (
     Config,
     ConfigError,
-    build,
     check_admin_token,
     health_only_server,
     listens_beyond_loopback,
 )
 from services.core.store import MemoryStore
+from services.process import build
 
 GOOD_TOKEN = "3f9a1c77e0b24d5e8c61a0f2b9d43e17"
 SERVE = [sys.executable, "-m", "services.cli.main", "serve"]
@@ -143,7 +143,8 @@ async def health_status(channel: grpc.aio.Channel, service: str = "") -> int:
 async def test_tls_serves_a_client_that_checks_the_certificate(certs: Path) -> None:
     config = Config(grpc_addr="127.0.0.1:0", tls_cert=str(certs / "server.pem"),
                     tls_key=str(certs / "server.key"))
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     try:
         trusted = grpc.ssl_channel_credentials((certs / "ca.pem").read_bytes())
@@ -184,8 +185,9 @@ async def test_the_health_port_is_plaintext_and_serves_health_only(certs: Path) 
     servicer = health.aio.HealthServicer()
     config = Config(grpc_addr="127.0.0.1:0", tls_cert=str(certs / "server.pem"),
                     tls_key=str(certs / "server.key"), health_addr=f"127.0.0.1:{free_port()}")
-    server, _, _ = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore(),
-                         health_servicer=servicer)
+    process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore(),
+                    health_servicer=servicer)
+    server = process.server
     probes = health_only_server(config, servicer)
     await server.start()
     await probes.start()
@@ -280,9 +282,9 @@ async def test_client_round_robin_spreads_calls_over_every_server() -> None:
     """Two servers with stores of their own: a game is known only where it was created."""
     bubblee = {"bubblee": registry.game("bubblee")}
     servers = [build(Config(grpc_addr="127.0.0.1:0"), bubblee, MemoryStore()) for _ in "ab"]
-    for server, _, _ in servers:
-        await server.start()
-    ports = [port for _, _, port in servers]
+    for built in servers:
+        await built.server.start()
+    ports = [built.port for built in servers]
     target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in ports)
     request = bubblee_pb2.CreateGameRequest(seats=[arbiter_pb2.Seat(name="a"),
                                                    arbiter_pb2.Seat(name="b")])
@@ -313,8 +315,8 @@ async def test_client_round_robin_spreads_calls_over_every_server() -> None:
         spread = await created_on([("grpc.service_config", ROUND_ROBIN)])
         assert sum(spread) == 10 and min(spread) >= 3, spread
     finally:
-        for server, _, _ in servers:
-            await server.stop(None)
+        for built in servers:
+            await built.server.stop(None)
 
 
 async def test_connections_are_closed_after_their_max_age_but_streams_finish() -> None:
@@ -324,8 +326,9 @@ async def test_connections_are_closed_after_their_max_age_but_streams_finish() -
 
     servicer = health.aio.HealthServicer()
     config = Config(grpc_addr="127.0.0.1:0", max_connection_age_s=0.5)
-    server, _, port = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore(),
-                            health_servicer=servicer)
+    process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore(),
+                    health_servicer=servicer)
+    server, port = process.server, process.port
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -350,13 +353,14 @@ async def test_the_cli_reaches_a_tls_server_with_the_ca_in_arbiter_tls_ca(certs:
     game = registry.game("bubblee")
     config = Config(grpc_addr="127.0.0.1:0", admin_token=GOOD_TOKEN,
                     tls_cert=str(certs / "server.pem"), tls_key=str(certs / "server.key"))
-    server, host, port = build(config, {"bubblee": game}, MemoryStore())
+    process = build(config, {"bubblee": game}, MemoryStore())
+    server, host, port = process.server, process.host, process.port
     await server.start()
     try:
         from services.core.decider import Seat
 
-        game_id, _, _, _ = await host.create("bubblee", [Seat("a"), Seat("b")],
-                                             game.pb.Options())
+        game_id = (await host.create("bubblee", [Seat("a"), Seat("b")],
+                                     game.pb.Options())).game_id
         env = {**os.environ, "ARBITER_GRPC_ADDR": f"localhost:{port}",
                "ARBITER_ADMIN_TOKEN": GOOD_TOKEN}
 

@@ -200,10 +200,10 @@ def test_the_rules_give_seat_zero_its_presence(game: Game) -> None:
 
 async def test_a_view_tells_what_happened_since_the_seat_last_acted() -> None:
     game = registry.game("bubblee")
-    host = Host(MemoryStore(), {"bubblee": game})
-    host.ai_dispatch = in_process_ai
-    game_id, tokens, _, _ = await host.create(
+    host = Host(MemoryStore(), {"bubblee": game}, ai_dispatch=in_process_ai)
+    made = await host.create(
         "bubblee", [Seat("ann"), Seat("bot", "ai", "greedy")], game.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     acted = told = 0
     while acted < 12:
         loaded = await host.load(game_id)
@@ -259,10 +259,9 @@ def strip_new_presence(message: Any) -> None:
 
 async def test_a_log_recorded_without_seat_presence_still_verifies() -> None:
     game = registry.game("moody_bear")
-    host = Host(MemoryStore(), {"moody_bear": game})
-    host.ai_dispatch = in_process_ai
-    game_id, _, _, _ = await host.create(
-        "moody_bear", [Seat(f"b{i}", "ai", "random") for i in range(4)], game.pb.Options())
+    host = Host(MemoryStore(), {"moody_bear": game}, ai_dispatch=in_process_ai)
+    seats = [Seat(f"b{i}", "ai", "random") for i in range(4)]
+    game_id = (await host.create("moody_bear", seats, game.pb.Options())).game_id
     while not (await host.load(game_id)).finished:
         await asyncio.sleep(0)
     _, entries = await host.history(game_id)

@@ -77,8 +77,9 @@ async def test_a_game_created_and_played_through_a_resending_client_has_each_bat
     store = RedisStore(REDIS_URL)
     resending(store)
     host = Host(store, {game.name: game})
-    game_id, tokens, _, created = await host.create(game.name, [Seat("a"), Seat("b")],
-                                                    game.pb.Options())
+    made = await host.create(game.name, [Seat("a"), Seat("b")],
+                             game.pb.Options())
+    game_id, tokens, created = made.game_id, made.tokens, made.version
     loaded = await host.load(game_id)
     seat = list(game.to_act(loaded.state))[0]
     result = await host.act(game_id, Caller(token=tokens[seat]),

@@ -78,8 +78,9 @@ async def play_random(host: Host, game: Game, n_seats: int = 2, seed: int = 0,
     from services.core.decider import Seat
 
     names = names or [f"p{i}" for i in range(n_seats)]
-    game_id, tokens, _, _ = await host.create(game.name, [Seat(n) for n in names],
-                                              options if options is not None else game.pb.Options())
+    made = await host.create(game.name, [Seat(n) for n in names],
+                             options if options is not None else game.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
     rng = Rng.for_test(seed)
     for _ in range(5000):
         loaded = await host.load(game_id, fresh=True)

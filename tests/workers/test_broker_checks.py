@@ -129,8 +129,9 @@ def test_check_env_checks_only_what_is_set() -> None:
 async def test_a_server_on_the_embedded_store_refuses_a_broker() -> None:
     """The ai workers could not reach games kept inside the server: AI seats would wait for
     the rescue deadline, 30 s a turn."""
-    from services.core.server import Config, serve
+    from services.core.server import Config
     from services.core.startup import CannotStart
+    from services.process import serve
     from tests.workers.conftest import TOY
 
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}",

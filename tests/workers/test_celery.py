@@ -24,7 +24,8 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Caller, Host
-from services.core.server import Config, build
+from services.core.server import Config
+from services.process import build
 from services.workers.celery_app import make_app, same_database
 from services.workers.simulate import Plan, run
 from tests.conftest import REDIS_URL, needs_redis
@@ -90,10 +91,10 @@ async def test_an_ai_game_is_played_to_the_end_by_the_ai_workers(
 
     before = scrape(deployment.ai_metrics)
     store = RedisStore(REDIS_URL)
-    host = Host(store, {"toy": TOY})
-    host.ai_dispatch = celery_dispatch(deployment.url)
-    game_id, tokens, _, _ = await host.create(
+    host = Host(store, {"toy": TOY}, ai_dispatch=celery_dispatch(deployment.url))
+    made = await host.create(
         "toy", [Seat("a", "ai", "perfect"), Seat("b", "ai", "random")], TOY.pb.Options(pile=12))
+    game_id, tokens = made.game_id, made.tokens
     assert tokens == {}
     await wait_finished(host, game_id)
     entries = gamelog.decode(await store.read(game_id))
@@ -128,13 +129,14 @@ async def test_an_ai_game_is_played_to_the_end_by_the_ai_workers(
 async def test_a_human_plays_against_an_ai_seat_on_the_ai_workers(
         deployment: Deployment) -> None:
     from services.core.redis_store import RedisStore
-    from services.workers.runtime import attach_workers
+    from services.workers.tasks import celery_dispatch
 
     store = RedisStore(REDIS_URL)
-    host = Host(store, {"toy": TOY})
-    attach_workers(host, deployment.url)  # what the server does when a broker is set
-    game_id, tokens, _, _ = await host.create(
+    # What the server does when a broker is set.
+    host = Host(store, {"toy": TOY}, ai_dispatch=celery_dispatch(deployment.url))
+    made = await host.create(
         "toy", [Seat("me"), Seat("bot", "ai", "perfect")], TOY.pb.Options(pile=10))
+    game_id, tokens = made.game_id, made.tokens
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         loaded = await host.load(game_id, fresh=True)
@@ -158,8 +160,9 @@ async def test_a_redelivered_ai_turn_changes_nothing(deployment: Deployment) -> 
     store = RedisStore(REDIS_URL)
     host = Host(store, {"toy": TOY})
     for _ in range(30):  # (no dispatch here) a deal where the AI seat moves first
-        game_id, _, _, version = await host.create(
+        made = await host.create(
             "toy", [Seat("a", "ai", "perfect"), Seat("b")], TOY.pb.Options(pile=9))
+        game_id, version = made.game_id, made.version
         if TOY.to_act((await host.load(game_id)).state) == [0]:
             break
     before = scrape(deployment.ai_metrics)
@@ -212,7 +215,8 @@ async def test_simulate_over_grpc_runs_on_the_sim_workers(deployment: Deployment
     store = RedisStore(REDIS_URL)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", redis_url=REDIS_URL,
                     broker_url=deployment.url)
-    server, _, port = build(config, {"toy": TOY}, store)
+    process = build(config, {"toy": TOY}, store)
+    server, port = process.server, process.port
     await server.start()
     before = scrape(deployment.sim_metrics)
     try:

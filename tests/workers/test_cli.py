@@ -140,8 +140,9 @@ def test_the_projection_and_deadline_workers_run_as_processes_and_serve_metrics(
         host = Host(store, {"toy": TOY})  # no AI dispatch: the AI turn is lost
         game_id = await play_random(host, TOY, seed=5)
         for _ in range(30):  # a deal where the AI seat moves first
-            lost, _, _, version = await host.create(
+            made = await host.create(
                 "toy", [Seat("bot", "ai", "perfect"), Seat("me")], TOY.pb.Options())
+            lost, version = made.game_id, made.version
             if TOY.to_act((await host.load(lost)).state) == [0]:
                 break
         deadline = time.monotonic() + 30

@@ -45,8 +45,9 @@ async def test_every_kind_of_key_spreads_over_every_master() -> None:
     host = Host(store, {"toy": TOY})
     ids = set()
     for i in range(GAMES):
-        game_id, tokens, _, version = await host.create(
+        made = await host.create(
             "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=9))
+        game_id, tokens, version = made.game_id, made.tokens, made.version
         loaded = await host.load(game_id)
         seat = next(iter(TOY.to_act(loaded.state)))
         await host.act(game_id, Caller(token=tokens[seat]),

@@ -85,7 +85,8 @@ async def test_an_idle_human_seat_is_handed_to_its_bot() -> None:
     scheduler = Scheduler(MemoryDeadlines(), host, idle=30, clock=clock)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")], TOY.pb.Options())
+    made = await host.create("toy", [Seat("a"), Seat("b")], TOY.pb.Options())
+    game_id, version = made.game_id, made.version
     await projections.catch_up()
     clock.now += 29
     assert await scheduler.tick() == 0
@@ -108,8 +109,9 @@ async def test_the_games_own_idle_option_wins_over_the_server_setting() -> None:
     scheduler = Scheduler(MemoryDeadlines(), host, idle=0, clock=clock)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
-                                               TOY.pb.Options(idle_seconds=5))
+    made = await host.create("toy", [Seat("a"), Seat("b")],
+                             TOY.pb.Options(idle_seconds=5))
+    game_id, version = made.game_id, made.version
     await projections.catch_up()
     clock.now += 5
     assert await scheduler.tick() == 1
@@ -122,8 +124,9 @@ async def test_an_idle_deadline_does_nothing_once_the_seat_has_played() -> None:
     scheduler = Scheduler(MemoryDeadlines(), host, idle=10, clock=clock)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, tokens, _, version = await host.create("toy", [Seat("a"), Seat("b")],
-                                                    TOY.pb.Options())
+    made = await host.create("toy", [Seat("a"), Seat("b")],
+                             TOY.pb.Options())
+    game_id, tokens, version = made.game_id, made.tokens, made.version
     await projections.catch_up()
     seat = TOY.to_act((await host.load(game_id)).state)[0]
     from services.core.host import Caller
@@ -140,8 +143,9 @@ async def test_a_rule_deadline_is_issued_as_a_system_command() -> None:
     scheduler = Scheduler(MemoryDeadlines(), host, clock=clock)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, _, _, version = await host.create(
+    made = await host.create(
         "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=5, timeout_seconds=60))
+    game_id, version = made.game_id, made.version
     await projections.catch_up()
     clock.now += 60
     assert await scheduler.tick() == 1
@@ -159,8 +163,8 @@ async def test_each_turn_gets_its_own_rule_deadline_from_when_it_began() -> None
     scheduler = Scheduler(MemoryDeadlines(), host, clock=clock)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, _, _, _ = await host.create(
-        "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=5, timeout_seconds=60))
+    game_id = (await host.create(
+        "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=5, timeout_seconds=60))).game_id
     await projections.catch_up()
     piles = []
     for _ in range(2):
@@ -176,8 +180,9 @@ async def test_each_turn_gets_its_own_rule_deadline_from_when_it_began() -> None
 async def test_a_system_command_is_recorded_as_the_servers_and_verifies() -> None:
     store = MemoryStore()
     host = Host(store, GAMES)
-    game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
-                                               TOY.pb.Options(pile=2))
+    made = await host.create("toy", [Seat("a"), Seat("b")],
+                             TOY.pb.Options(pile=2))
+    game_id, version = made.game_id, made.version
     await host.system_act(game_id, TOY.pb.Command(timeout=2), "sys-1", version)
     result = await host.system_act(game_id, TOY.pb.Command(timeout=1), "sys-2", version + 1)
     loaded = await host.load(game_id)
@@ -194,8 +199,9 @@ async def test_a_lost_ai_dispatch_is_played_by_the_rescue_deadline() -> None:
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
     for _ in range(30):  # a deal where the AI seat moves first
-        game_id, _, _, version = await host.create(
+        made = await host.create(
             "toy", [Seat("bot", "ai", "perfect"), Seat("me")], TOY.pb.Options())
+        game_id, version = made.game_id, made.version
         if TOY.to_act((await host.load(game_id)).state) == [0]:
             break
     await projections.catch_up()
@@ -214,8 +220,9 @@ async def test_no_rescue_fires_when_the_ai_played_in_time() -> None:
     scheduler = Scheduler(MemoryDeadlines(), host, clock=clock, ai_rescue=30)
     projections = InProcessProjections(store, MemoryReadModel(), GAMES)
     projections.projector.listeners.append(scheduler.schedule_for)
-    game_id, _, _, version = await host.create(
+    made = await host.create(
         "toy", [Seat("bot", "ai", "perfect"), Seat("bot2", "ai", "random")], TOY.pb.Options())
+    game_id, version = made.game_id, made.version
     await projections.catch_up()
     seat = TOY.to_act((await host.load(game_id)).state)[0]
     assert await host.play_ai_turn(game_id, version, seat)  # the ordinary dispatch

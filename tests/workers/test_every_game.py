@@ -24,7 +24,7 @@ MAX_COMMANDS = 80
 
 async def play(host: Host, game: Game, seed: int) -> str:
     seats = [Seat(f"p{i}") for i in range(game.seat_count)]
-    game_id, _, _, _ = await host.create(game.name, seats, game.pb.Options())
+    game_id = (await host.create(game.name, seats, game.pb.Options())).game_id
     rng = Rng.for_test(seed)
     for _ in range(MAX_COMMANDS):
         loaded = await host.load(game_id)
@@ -56,8 +56,7 @@ async def test_projections_snapshots_and_rebuild(name: str) -> None:
     for game_id in ids:
         snap = await rm.snapshot(game_id)
         assert snap is not None, f"{name}: no snapshot (does its state pickle?)"
-        fresh = Host(store, {name: game})
-        fresh.snapshot_source = snapshot_source(rm)
+        fresh = Host(store, {name: game}, snapshot_source=snapshot_source(rm))
         a = await fresh.load(game_id)
         b = await Host(store, {name: game}).load(game_id)
         assert a.state == b.state and a.version == b.version

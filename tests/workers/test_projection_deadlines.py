@@ -31,8 +31,9 @@ def scheduler_for(store: Store) -> tuple[Scheduler, Clock]:
 
 async def timed_game(store: Store) -> tuple[str, int]:
     """A new game whose rules want the server to play for the seat to act after 60 s."""
-    game_id, _, _, version = await Host(store, GAMES).create(
+    made = await Host(store, GAMES).create(
         "toy", [Seat("a"), Seat("b")], TOY.pb.Options(pile=9, timeout_seconds=60))
+    game_id, version = made.game_id, made.version
     return game_id, version
 
 

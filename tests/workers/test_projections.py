@@ -116,8 +116,7 @@ async def test_a_snapshot_load_equals_a_full_replay(any_store: Store) -> None:
     await play_random_more(host, game_id, 6)
     snap = await rm.snapshot(game_id)
     assert snap is not None and 10 <= snap.version < (await any_store.version(game_id))
-    fresh = Host(any_store, games)
-    fresh.snapshot_source = snapshot_source(rm)  # type: ignore[attr-defined]
+    fresh = Host(any_store, games, snapshot_source=snapshot_source(rm))
     from_snapshot = await fresh.load(game_id)
     full = await Host(any_store, games).load(game_id)
     assert from_snapshot.state == full.state and from_snapshot.version == full.version

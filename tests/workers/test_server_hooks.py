@@ -14,9 +14,9 @@ from arbiter.v1 import arbiter_pb2 as apb
 from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 
 from services.core.host import Host
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore, Store
-from services.workers.runtime import workers_of
+from services.process import Process, build
 from tests.workers.conftest import TOY, play_random, url_of
 
 ADMIN = "admin-secret"
@@ -29,7 +29,7 @@ def free_port() -> int:
 
 
 @pytest_asyncio.fixture(params=["memory", "redis", "cluster"])
-async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Host, Store]]:
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Process, Store]]:
     if request.param != "memory":
         from services.core.redis_store import RedisStore
 
@@ -37,16 +37,18 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Hos
     else:
         store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
-    server, host, port = build(config, {"toy": TOY}, store)
+    process = build(config, {"toy": TOY}, store)
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield apb_grpc.ArbiterStub(channel), host, store
+        yield apb_grpc.ArbiterStub(channel), process, store
     await server.stop(None)
     await store.close()
 
 
 async def test_list_games_reads_the_read_model_filters_and_pages(served: Any) -> None:
-    stub, host, _ = served
+    stub, process, _ = served
+    host = process.host
     seat = f"ann-{id(host)}"
     done = [await play_random(host, TOY, seed=s, names=[seat, "x"]) for s in range(3)]
     running = await play_random(host, TOY, seed=7, stop_at=3, names=["y", seat])
@@ -73,7 +75,8 @@ async def test_a_page_token_is_a_cursor_and_a_forged_one_is_invalid_argument(ser
     import base64
     import json
 
-    stub, host, _ = served
+    stub, process, _ = served
+    host = process.host
     seat = f"tok-{id(host)}"
     ids = [await play_random(host, TOY, seed=s, stop_at=2, names=[seat, "x"]) for s in range(3)]
     first = await stub.ListGames(apb.ListGamesRequest(seat_name=seat, page_size=1))
@@ -94,22 +97,22 @@ async def test_a_page_token_is_a_cursor_and_a_forged_one_is_invalid_argument(ser
 
 
 async def test_a_server_loads_a_long_game_from_its_snapshot(served: Any) -> None:
-    stub, host, store = served
+    stub, process, store = served
+    host, workers = process.host, process.workers
     game_id = await play_random(host, TOY, stop_at=30, options=TOY.pb.Options(pile=200))
-    workers = workers_of(host)
     workers.projections.projector.snapshot_every = 10  # type: ignore[union-attr]
     await stub.ListGames(apb.ListGamesRequest())  # the projections catch up
     snap = await workers.rm.snapshot(game_id)
     assert snap is not None and snap.version >= 20
-    fresh = Host(store, {"toy": TOY})
-    fresh.snapshot_source = host.snapshot_source
+    fresh = Host(store, {"toy": TOY}, snapshot_source=host.snapshot_source)
     loaded = await fresh.load(game_id)
     full = await Host(store, {"toy": TOY}).load(game_id)
     assert (loaded.state, loaded.version) == (full.state, full.version)
 
 
 async def test_replay_shows_the_game_at_any_version(served: Any) -> None:
-    stub, host, _ = served
+    stub, process, _ = served
+    host = process.host
     game_id = await play_random(host, TOY, seed=3)
     loaded = await host.load(game_id)
     for version in (2, 5, loaded.version):
@@ -121,7 +124,8 @@ async def test_replay_shows_the_game_at_any_version(served: Any) -> None:
 
 
 async def test_a_fork_continues_from_the_parent_at_that_version(served: Any) -> None:
-    stub, host, _ = served
+    stub, process, _ = served
+    host = process.host
     game_id = await play_random(host, TOY, seed=4)
     created = await stub.ForkGame(apb.ForkGameRequest(game_id=game_id, version=4))
     fork = await host.load(created.game_id)
@@ -137,15 +141,16 @@ async def test_a_running_server_projects_and_hands_idle_seats_to_their_bots(
     monkeypatch.setenv("ARBITER_IDLE_SECONDS", "0.3")
     store = MemoryStore()
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
-    server, host, _ = build(config, {"toy": TOY}, store)
+    process = build(config, {"toy": TOY}, store)
+    server, host = process.server, process.host
     await server.start()
-    workers = workers_of(host)
+    workers = process.workers
     await workers.start()
     try:
         from services.core.decider import Seat
 
-        game_id, _, _, version = await host.create("toy", [Seat("a"), Seat("b")],
-                                                   TOY.pb.Options(pile=3))
+        game_id = (await host.create("toy", [Seat("a"), Seat("b")],
+                                     TOY.pb.Options(pile=3))).game_id
         import asyncio
 
         for _ in range(100):  # the idle seats play themselves to the end
@@ -174,8 +179,9 @@ async def test_with_external_projections_list_games_reads_what_the_workers_wrote
     monkeypatch.setenv("ARBITER_PROJECTIONS", "external")
     store = RedisStore(redis_url)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
-    server, host, port = build(config, {"toy": TOY}, store)
-    assert workers_of(host).projections is None
+    process = build(config, {"toy": TOY}, store)
+    server, host, port = process.server, process.host, process.port
+    assert process.workers.projections is None
     await server.start()
     seat = f"ext-{uuid.uuid4().hex[:6]}"
     game_id = await play_random(host, TOY, seed=2, names=[seat, "x"])
@@ -183,7 +189,7 @@ async def test_with_external_projections_list_games_reads_what_the_workers_wrote
         stub = apb_grpc.ArbiterStub(channel)
         before = await stub.ListGames(apb.ListGamesRequest(seat_name=seat))
         assert list(before.games) == []  # nobody has projected it yet
-        worker = ProjectionWorker(store, workers_of(host).rm, {"toy": TOY},
+        worker = ProjectionWorker(store, process.workers.rm, {"toy": TOY},
                                   group=f"ext-{uuid.uuid4().hex[:6]}")
         await worker.catch_up()  # a separate projection worker
         after = await stub.ListGames(apb.ListGamesRequest(seat_name=seat))

@@ -11,8 +11,9 @@ import pytest
 from arbiter.v1 import arbiter_pb2 as apb
 from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 
-from services.core.server import Config, build
+from services.core.server import Config
 from services.core.store import MemoryStore
+from services.process import build
 from services.workers.simulate import Plan, play_one, run, wilson
 from tests.workers.conftest import TOY
 
@@ -101,7 +102,8 @@ def free_port() -> int:
 
 async def test_simulate_over_grpc() -> None:
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}")
-    server, _, port = build(config, {"toy": TOY}, MemoryStore())
+    process = build(config, {"toy": TOY}, MemoryStore())
+    server, port = process.server, process.port
     await server.start()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = apb_grpc.ArbiterStub(channel)
