@@ -95,9 +95,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free ports, chosen together (one at a time, a port handed out for a server
+    that has not bound it yet could be handed out again)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 async def timed_loop(clients: int, step: Callable[[int], Awaitable[Any]],
@@ -284,11 +295,11 @@ def server_means(metrics_url: str) -> dict[str, tuple[float, float]]:
 
 
 async def bench_server(redis_url: str) -> dict[str, Any]:
-    port, metrics_port = free_port(), free_port()
+    port, metrics_port, stack_port = free_ports(3)
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
                ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}", ARBITER_GAMES="bubblee",
-               ARBITER_ADMIN_TOKEN=ADMIN_TOKEN, ARBITER_GRPC_REUSE_PORT="1",
+               ARBITER_ADMIN_TOKEN=ADMIN_TOKEN, ARBITER_GRPC_REUSE_PORT="1", ARBITER_HTTP_ADDR="",
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external",
                # One client process creates every game: the per-client bucket is not measured.
@@ -298,7 +309,6 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
     servers = [subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for _ in range(SERVER_PROCESSES)]
-    stack_port = free_port()
     stack_process = subprocess.Popen(
         [sys.executable, "-m", "loadtests.stack_server", str(stack_port), redis_url],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

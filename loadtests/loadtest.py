@@ -176,7 +176,7 @@ def arbiter(args: list[str], env: dict[str, str], log_path: str) -> subprocess.P
 def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) -> Topology:
     env = dict(os.environ, ARBITER_REDIS_URL=redis_url, ARBITER_BROKER_URL=broker_url,
                ARBITER_ADMIN_TOKEN=ADMIN[1], ARBITER_PROJECTIONS="external",
-               ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1",
+               ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1", ARBITER_HTTP_ADDR="",
                # One process stands in for thousands of clients: the per-client buckets
                # (CreateGame and the like) would measure this process, not the servers.
                ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000")
