@@ -50,9 +50,15 @@ class Journal:
         self.game = game
         self.noted: deque[Noted] = deque(maxlen=keep)
         self._batch, self._actor = 0, None  # of the entries being fed
+        self._fed = 0  # the last version fed
 
     def feed(self, entry: apb.LogEntry, event: Any = None) -> None:
-        """Add one log entry (the event decoded if the caller has it)."""
+        """Add one log entry (the event decoded if the caller has it). An entry fed again is
+        skipped: a read catching a game up can fold a batch that the command appending it
+        feeds too, while that command waits for the store."""
+        if entry.version <= self._fed:
+            return
+        self._fed = entry.version
         if entry.HasField("command") or entry.WhichOneof("body") == "started":
             record = entry.command
             self._batch = entry.version
@@ -70,6 +76,7 @@ class Journal:
 
     def clear(self) -> None:
         self.noted.clear()
+        self._fed = 0
 
 
 def journal_of(game: Any, entries: Sequence[apb.LogEntry], upto: int) -> list[Noted]:

@@ -310,3 +310,27 @@ def test_eila_names_what_the_player_holds_and_opens_each_chapter() -> None:
             for e in game.decide(state, 0, command, Rng(b"h-%d" % seed, step + 1)):
                 state = game.evolve(state, e)
     assert held > 0, "a campaign holds an item, a support card or a habit"
+
+
+def test_a_batch_fed_twice_is_told_once() -> None:
+    """A read catching a game up can fold the batch that the command appending it feeds too
+    (a GetView while an Act waits for the store): the journal keeps each event once."""
+    from services.core.happened import Journal, happened
+
+    game = registry.game("bubblee")
+    events = game.setup(game.pb.Options(), [Seat("a"), Seat("b")], Rng(b"twice", 0))
+    state = game.replay(events)
+    seat = game.to_act(state)[0]
+    batch = game.decide(state, seat, game.legal_actions(state, seat)[0], Rng(b"twice", 1))
+    entries = [gamelog.apb.LogEntry(version=i + 1, event=e.SerializeToString())
+               for i, e in enumerate([*events, *batch])]
+    entries[len(events)].command.seat = seat  # the command's batch starts here
+    journal = Journal(game)
+    journal.feed_all(entries)
+    once = list(journal.noted)
+    journal.feed_all(entries[len(events):])  # the same batch again
+    journal.feed_all(entries)
+    assert [n.version for n in journal.noted] == [n.version for n in once]
+    told = happened(game.describe, list(journal.noted), None, len(entries))
+    assert told and len(told) == len(
+        [e for e in batch if game.describe(e, None)])
