@@ -162,6 +162,11 @@ def test_buf_breaking_against_the_released_protos_and_the_branch_base(tmp_path: 
         pytest.skip("not a git checkout: no earlier protos to compare with")
     current = image(ROOT / "protos", tmp_path / "current.binpb")
     for n, ref in enumerate(base_refs()):
+        held = subprocess.run(["git", "cat-file", "-e", f"{ref}^{{commit}}"], cwd=ROOT,
+                              capture_output=True)
+        if held.returncode != 0:
+            pytest.skip(f"this clone does not hold {ref} (a shallow clone?): no protos to "
+                        "compare with")
         (tmp_path / str(n)).mkdir()
         base = image(protos_at(ref, tmp_path / str(n)), tmp_path / f"base{n}.binpb")
         checked = buf("breaking", str(current), "--against", str(base), "--path", "arbiter")
