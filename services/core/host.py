@@ -144,18 +144,23 @@ class Host(Lifecycle):
                  entries: list[apb.LogEntry], state: Any, finished: bool, last: int
                  ) -> ActResult:
         """Move the held game past a batch this server appended."""
+        first = entries[0].version
         for i, e in enumerate(events):
-            e.version = loaded.version + 1 + i
-        loaded.state, loaded.version, loaded.finished = state, last, finished
-        told = iter(events)
-        for entry in entries:
-            loaded.said.feed(entry, next(told) if entry.WhichOneof("body") == "event" else None)
+            e.version = first + i
+        # A read catching the game up (it takes no lock) may have folded this batch, and
+        # later ones, while the append was on its way: the held game must not go back.
+        if loaded.version < last:
+            loaded.state, loaded.version, loaded.finished = state, last, finished
+            told = iter(events)
+            for entry in entries:
+                loaded.said.feed(entry, next(told) if entry.WhichOneof("body") == "event"
+                                 else None)
         METRICS.events_appended(loaded.game.name).inc(len(entries))
         if self.on_append is not None:
             # Live streams get it without a read, nor folding it again.
             self.on_append(loaded.game_id, entries, state)
         self._hand_to_ai(loaded)
-        return ActResult(loaded.version, events, state, seat, loaded.version)
+        return ActResult(last, events, state, seat, last)
 
     def _decide(self, loaded: Loaded, seat: int | None, command: Any) -> list[Any]:
         game = loaded.game

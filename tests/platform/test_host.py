@@ -505,3 +505,30 @@ def test_a_retried_command_is_the_same_whatever_order_its_unknown_fields_come_in
     assert _same_command(again, first)
     assert not _same_command(GAME.pb.Command(drop=GAME.pb.Drop(a=GAME.pb.SkyCell(column=1))),
                              first)
+
+
+async def test_a_catch_up_during_an_append_leaves_the_held_game_where_the_store_is() -> None:
+    # A GetView takes no lock: while an Act's append is on its way, its catch-up can fold the
+    # batch and another server's next one. The Act must not move the held game back.
+    store = MemoryStore()
+    a, b = Host(store, {GAME.name: GAME}), Host(store, {GAME.name: GAME})
+    created = await a.create(GAME.name, SEATS, GAME.pb.Options())
+    game_id, tokens = created.game_id, created.tokens
+    held = await a.load(game_id)
+    seat, command = legal_for(held)
+    real_append = store.append
+
+    async def append_then_others_move(*args: Any, **kwargs: Any) -> Any:
+        done = await real_append(*args, **kwargs)
+        store.append = real_append  # type: ignore[method-assign]
+        there = await b.load(game_id, fresh=True)
+        next_seat, next_command = legal_for(there)
+        await b.act(game_id, Caller(token=tokens[next_seat]), next_command, "b-next")
+        await a.load(game_id, fresh=True)  # a GetView on server a, meanwhile
+        return done
+
+    store.append = append_then_others_move  # type: ignore[method-assign]
+    result = await a.act(game_id, Caller(token=tokens[seat]), command, "a-first")
+    assert held.version == await store.version(game_id) > result.version
+    versions = [n.version for n in held.said.noted]
+    assert versions == sorted(set(versions))
