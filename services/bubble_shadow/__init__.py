@@ -7,10 +7,10 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 from services.bubble_shadow import render as table
 from services.bubble_shadow import rules, view
 from services.bubble_shadow.bots import BOTS
-from services.bubble_shadow.state import State, evolve
+from services.bubble_shadow.state import State, evolve, start
 from services.bubble_shadow.words import describe, view_hidden
 from services.core.decider import Game, Variant, exploring
-from services.core.happened import marked, with_hidden
+from services.core.happened import marked
 
 
 def variants() -> list[Variant]:
@@ -40,9 +40,11 @@ GAME: Game[State] = Game(
     max_seats=5,
     standard_seats=3,
     setup=rules.setup,
+    start=start,
     decide=rules.decide,
     evolve=evolve,
-    view=with_hidden(view.view, view_hidden),
+    show=view.show,
+    view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
     render=table.render,

@@ -17,7 +17,14 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import PRICES, card, regular_ids, special_ids
-from services.bubble_shadow.state import PayOrder, Price, State, crown_swap_for, evolve
+from services.bubble_shadow.state import (
+    PayOrder,
+    Price,
+    State,
+    crown_swap_for,
+    evolve,
+    start,
+)
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
 
 HAND_SIZE = 6
@@ -96,7 +103,7 @@ def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> list[pb.Event
             snakes_choose_unseen=True,
         )
     )
-    state = evolve(None, first)
+    state = start(first)
     return [first, _start_round(state, rng)]
 
 

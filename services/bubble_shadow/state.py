@@ -124,23 +124,25 @@ def crown_swap_for(state: State, seat: int) -> tuple[int, int] | None:
 # ---- evolve -----------------------------------------------------------------------------
 
 
-def evolve(state: State | None, event: pb.Event) -> State:
+def start(event: pb.Event) -> State:
+    """The game a GameSetUp sets up (every game starts with one)."""
+    e = event.game_set_up
+    pool = tk.from_pb(e.pool)
+    return State(
+        n=e.players,
+        complacency=e.options.complacency,
+        snakes_unseen=e.snakes_choose_unseen,
+        crown_holder_only=e.options.crown_swaps_holder_only,
+        faces_in_game=pool[pb.PALETTE] + pool[pb.CHESS] > 0,
+        pool=pool,
+        players=tuple(Player() for _ in range(e.players)),
+        specials_left=special_ids(),
+        magician=e.first_magician,
+    )
+
+
+def evolve(state: State, event: pb.Event) -> State:
     kind = event.WhichOneof("kind")
-    if kind == "game_set_up":
-        e = event.game_set_up
-        pool = tk.from_pb(e.pool)
-        return State(
-            n=e.players,
-            complacency=e.options.complacency,
-            snakes_unseen=e.snakes_choose_unseen,
-            crown_holder_only=e.options.crown_swaps_holder_only,
-            faces_in_game=pool[pb.PALETTE] + pool[pb.CHESS] > 0,
-            pool=pool,
-            players=tuple(Player() for _ in range(e.players)),
-            specials_left=special_ids(),
-            magician=e.first_magician,
-        )
-    assert state is not None, "the game starts with game_set_up"
     return _EVOLVE[kind](state, getattr(event, kind))
 
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
-from arbiter.v1 import arbiter_pb2 as apb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import _stage, outcome, snake_options, to_act
+from services.bubble_shadow.rules import _stage, snake_options
 from services.bubble_shadow.state import Paid, Player, Signed, State
 from services.core.decider import Rng
 
@@ -53,15 +52,9 @@ def _player_view(state: State, seat: int, player: Player, viewer: int | None) ->
     )
 
 
-def view(state: State, seat: int | None) -> pb.View:
-    out = outcome(state)
+def show(state: State, seat: int | None) -> pb.View:
     pending = state.pending
-    v = pb.View(
-        seat=seat,
-        to_act=to_act(state),
-        outcome=apb.Outcome(winners=out.winners, scores=out.scores, reason=out.reason)
-        if out
-        else None,
+    return pb.View(
         round=state.round,
         stage=_stage(state),
         magician=state.magician,
@@ -89,7 +82,6 @@ def view(state: State, seat: int | None) -> pb.View:
         special_pacts_left=state.specials_left,
         pool=tk.to_pb(tk.sub(state.pool, state.out_of_game)),
     )
-    return v
 
 
 def _hide_deal(deal: pb.SeatDeal) -> None:

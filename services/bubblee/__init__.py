@@ -8,7 +8,7 @@ from services.bubblee import render as drawing
 from services.bubblee import rules, view
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
-from services.bubblee.state import State, evolve
+from services.bubblee.state import State, evolve, start
 from services.bubblee.words import describe, describe_event
 from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
@@ -35,9 +35,10 @@ GAME: Game[State] = Game(
     max_seats=2,
     standard_seats=2,  # a duel; solo (1 seat) is chosen with Options.solo_level
     setup=rules.setup,
+    start=start,
     decide=rules.decide,
     evolve=evolve,
-    view=view.view,
+    show=view.show,
     redact=marked(view.redact),
     describe=describe_event,
     render=drawing.render,

@@ -82,12 +82,13 @@ def _index(cell: pb.SkyCell | pb.PlanetCell) -> int:
 # ---- Evolve -----------------------------------------------------------------------------
 
 
-def evolve(state: State | None, event: pb.Event) -> State:
+def start(event: pb.Event) -> State:
+    """The game a GameSetUp sets up (every game starts with one)."""
+    return _evolve_set_up(event.game_set_up)
+
+
+def evolve(state: State, event: pb.Event) -> State:
     kind = event.WhichOneof("kind")
-    if state is None:
-        if kind != "game_set_up":
-            raise ValueError("a Bubblee Pop game starts with GameSetUp")
-        return _evolve_set_up(event.game_set_up)
     return _EVOLVE[kind](state, getattr(event, kind))
 
 

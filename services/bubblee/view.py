@@ -4,24 +4,18 @@ view gives the state back (bots look ahead with the real rules)."""
 from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
-from arbiter.v1 import arbiter_pb2
 
 from services.bubblee import board
 from services.bubblee.board import WIDTH
-from services.bubblee.rules import _put_counts, to_act
+from services.bubblee.rules import _put_counts
 from services.bubblee.state import OVER, State, _counts, _planet_masks, scores, target_remaining
 from services.core.decider import Outcome
 
 
-def view(state: State, seat: int | None) -> pb.View:
+def show(state: State, seat: int | None) -> pb.View:
     """Everything in Bubblee Pop is public: every seat sees the same (the bag's content can
     be counted from the table; it has no order)."""
     v = pb.View()
-    if seat is not None:
-        v.seat = seat
-    v.to_act.extend(to_act(state))
-    if state.outcome is not None:
-        _put_outcome(v.outcome, state.outcome)
     o = v.options
     o.no_powers = state.no_powers
     o.extra_blacks = state.extra_blacks
@@ -50,12 +44,6 @@ def view(state: State, seat: int | None) -> pb.View:
     if state.solo_level:
         v.target_remaining = target_remaining(state)
     return v
-
-
-def _put_outcome(msg: arbiter_pb2.Outcome, outcome: Outcome) -> None:
-    msg.winners.extend(outcome.winners)
-    msg.scores.extend(outcome.scores)
-    msg.reason = outcome.reason
 
 
 def redact(event: pb.Event, seat: int | None) -> pb.Event:

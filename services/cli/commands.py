@@ -373,7 +373,7 @@ def replay(args: argparse.Namespace) -> Any:
             body = entry.WhichOneof("body")
             if body == "event":
                 event = gamelog.game_event(game, entry)
-                state = game.evolve(state, event)
+                state = game.fold(state, event)
                 said = event_words(game, event, args.seat)
                 kind = event.WhichOneof("kind") or "event"
                 print(f"v{entry.version}: {said or kind.replace('_', ' ')}")

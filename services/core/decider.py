@@ -4,9 +4,11 @@ A game is a handful of plain functions over its own state type. They do no I/O, 
 clock and draw no global randomness; the host around them loads, stores and serves.
 
     setup(options, seats, rng)      -> the opening events (shuffles included)
+    start(event)                    -> the state the first of them sets up
     decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError
     evolve(state, event)            -> the next state (total, deterministic, no randomness)
-    view(state, seat)               -> what one seat (or a spectator, seat None) may see
+    show(state, seat)               -> the game's part of what one seat (or a spectator,
+                                       seat None) may see; `Game.view` adds the rest
     redact(event, seat)             -> what that seat may see of an event (None: nothing)
     describe(event, seat)           -> the event in words for that seat (None: nothing to say)
     to_act(state)                   -> the seats that may act now
@@ -27,6 +29,8 @@ from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, Protocol, TypeVar
+
+from arbiter.v1 import arbiter_pb2 as apb
 
 S = TypeVar("S")
 Message = Any  # a protobuf message of the game's package
@@ -66,6 +70,9 @@ class Outcome:
     winners: tuple[int, ...]
     scores: tuple[int, ...] = ()
     reason: str = ""
+
+    def to_pb(self) -> apb.Outcome:
+        return apb.Outcome(winners=self.winners, scores=self.scores, reason=self.reason)
 
 
 _FOUR_WORDS = struct.Struct(">4Q")
@@ -163,7 +170,7 @@ class Decision(Generic[S]):
 
     __slots__ = ("_state", "_evolve", "_pending", "events")
 
-    def __init__(self, state: S | None, evolve: Callable[[S | None, Message], S]) -> None:
+    def __init__(self, state: S, evolve: Callable[[S, Message], S]) -> None:
         self._state = state
         self._evolve = evolve
         self._pending: list[tuple[Callable[..., S], tuple[object, ...]]] = []
@@ -177,7 +184,6 @@ class Decision(Generic[S]):
                 state = change(state, *args)
             self._state = state
             self._pending.clear()
-        assert self._state is not None, "a game starts with an event that sets it up"
         return self._state
 
     def emit(self, event: Message, change: Callable[..., S] | None = None, *args: object
@@ -241,9 +247,11 @@ class Game(Generic[S]):
     min_seats: int
     max_seats: int
     setup: Callable[[Message, Sequence[Seat], Rng], list[Message]]
+    start: Callable[[Message], S]
     decide: Callable[[S, int | None, Message, Rng], list[Message]]
-    evolve: Callable[[S | None, Message], S]
-    view: Callable[[S, int | None], Message]
+    evolve: Callable[[S, Message], S]
+    # The game's own fields of a seat's View; `view` fills those every View has.
+    show: Callable[[S, int | None], Message]
     redact: Callable[[Message, int | None], Message | None]
     to_act: Callable[[S], Sequence[int]]
     legal_actions: Callable[[S, int], list[Message]]
@@ -254,6 +262,9 @@ class Game(Generic[S]):
     default_bot: str = "random"
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
+    # The paths of a shown View that are unset because its seat may not see them (View.hidden:
+    # a client tells "hidden from you" from "none"). None when a view hides nothing.
+    view_hidden: Callable[[Message], list[str]] | None = None
     # Timeouts the server must enforce now: (seconds, the command it sends as seat None once
     # they have passed). The command names what it closes (a window, a turn): one deadline
     # per distinct command, timed from when it first appears, sent at whatever version the
@@ -301,9 +312,26 @@ class Game(Generic[S]):
             raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
         return self.decide(state, seat, command, rng)
 
+    def view(self, state: S, seat: int | None) -> Message:
+        """What `seat` (None: a spectator) may see: the game's fields, and the fields every
+        View has (seat, to_act, outcome, hidden). The host adds the version and what happened."""
+        view = self.show(state, seat)
+        if seat is not None:
+            view.seat = seat
+        view.to_act.extend(self.to_act(state))
+        result = self.outcome(state)
+        if result is not None:
+            view.outcome.CopyFrom(result.to_pb())
+        if self.view_hidden is not None:
+            view.hidden.extend(self.view_hidden(view))
+        return view
+
+    def fold(self, state: S | None, event: Message) -> S:
+        """The state after `event`: the game's start for the first event of a game."""
+        return self.start(event) if state is None else self.evolve(state, event)
+
     def replay(self, events: Sequence[Message]) -> S:
-        state: S | None = None
-        for event in events:
+        state = self.start(events[0])
+        for event in events[1:]:
             state = self.evolve(state, event)
-        assert state is not None, "a game starts with at least one event"
         return state

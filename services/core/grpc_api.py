@@ -507,19 +507,13 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
             reader.cancel()
             hub.unsubscribe(loaded, sub)
 
-    def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
-        return grpc.unary_unary_rpc_method_handler(
-            guarded_unary(service, name, fn, in_flight),
-            request_deserializer=tolerant(req.FromString),
-            response_serializer=resp.SerializeToString)
-
-    handlers = {
-        "CreateGame": unary("CreateGame", create_game, pb.CreateGameRequest,
-                            apb.CreateGameResponse),
-        "Act": unary("Act", act, pb.ActRequest, pb.ActResponse),
-        "GetView": unary("GetView", get_view, apb.GetViewRequest, pb.View),
-        "ListLegalActions": unary("ListLegalActions", legal, apb.ListLegalActionsRequest,
-                                  pb.LegalActions),
+    handlers = _unary_handlers(service, in_flight, {
+        "CreateGame": (create_game, pb.CreateGameRequest, apb.CreateGameResponse),
+        "Act": (act, pb.ActRequest, pb.ActResponse),
+        "GetView": (get_view, apb.GetViewRequest, pb.View),
+        "ListLegalActions": (legal, apb.ListLegalActionsRequest, pb.LegalActions),
+    })
+    handlers.update({
         # Both streams send messages the hub serialized once for every stream of a seat.
         "Watch": grpc.unary_stream_rpc_method_handler(
             _streaming(service, "Watch", watch, watching),
@@ -527,8 +521,18 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
         "Play": grpc.stream_stream_rpc_method_handler(
             _session(service, "Play", play, watching),
             request_deserializer=tolerant(pb.PlayRequest.FromString)),
-    }
+    })
     return service, grpc.method_handlers_generic_handler(service, handlers)
+
+
+def _unary_handlers(service: str, in_flight: InFlight,
+                    methods: dict[str, tuple[Unary, Any, Any]]) -> dict[str, Any]:
+    """Each method's handler, from its function, request type and response type."""
+    return {name: grpc.unary_unary_rpc_method_handler(
+        guarded_unary(service, name, fn, in_flight),
+        request_deserializer=tolerant(request.FromString),
+        response_serializer=response.SerializeToString)
+        for name, (fn, request, response) in methods.items()}
 
 
 # ---- arbiter.v1 ---------------------------------------------------------------------------
@@ -692,22 +696,16 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
             game_id=joined.game_id, game=joined.game, seat=joined.seat,
             token=joined.token, open_seats=joined.open_seats, version=joined.version)
 
-    def unary(name: str, fn: Unary, req: Any, resp: Any) -> grpc.RpcMethodHandler:
-        return grpc.unary_unary_rpc_method_handler(
-            guarded_unary(service, name, fn, in_flight),
-            request_deserializer=tolerant(req.FromString),
-            response_serializer=resp.SerializeToString)
-
-    handlers = {
-        "ListGames": unary("ListGames", games, apb.ListGamesRequest, apb.ListGamesResponse),
-        "ExportLog": unary("ExportLog", export, apb.ExportLogRequest, apb.ExportLogResponse),
-        "ImportLog": unary("ImportLog", import_log, apb.ImportLogRequest, apb.ImportLogResponse),
-        "VerifyLog": unary("VerifyLog", verify, apb.VerifyLogRequest, apb.VerifyLogResponse),
-        "Replay": unary("Replay", replay, apb.ReplayRequest, apb.ReplayResponse),
-        "ForkGame": unary("ForkGame", fork, apb.ForkGameRequest, apb.CreateGameResponse),
-        "Ping": unary("Ping", ping, apb.PingRequest, apb.PingResponse),
-        "JoinGame": unary("JoinGame", join, apb.JoinGameRequest, apb.JoinGameResponse),
-    }
+    handlers = _unary_handlers(service, in_flight, {
+        "ListGames": (games, apb.ListGamesRequest, apb.ListGamesResponse),
+        "ExportLog": (export, apb.ExportLogRequest, apb.ExportLogResponse),
+        "ImportLog": (import_log, apb.ImportLogRequest, apb.ImportLogResponse),
+        "VerifyLog": (verify, apb.VerifyLogRequest, apb.VerifyLogResponse),
+        "Replay": (replay, apb.ReplayRequest, apb.ReplayResponse),
+        "ForkGame": (fork, apb.ForkGameRequest, apb.CreateGameResponse),
+        "Ping": (ping, apb.PingRequest, apb.PingResponse),
+        "JoinGame": (join, apb.JoinGameRequest, apb.JoinGameResponse),
+    })
     return service, grpc.method_handlers_generic_handler(service, handlers)
 
 

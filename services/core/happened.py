@@ -298,15 +298,3 @@ def listed(items: Sequence[str]) -> str:
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
-
-def with_hidden(view: Callable[[Any, int | None], Any],
-                hidden: Callable[[Any], list[str]]) -> Callable[[Any, int | None], Any]:
-    """A game's view function that also names, in View.hidden, what the seat may not see."""
-
-    def view_marked(state: Any, seat: int | None) -> Any:
-        shown = view(state, seat)
-        shown.hidden.extend(hidden(shown))
-        return shown
-
-    view_marked.__wrapped__ = view  # type: ignore[attr-defined]
-    return view_marked

@@ -191,7 +191,7 @@ class Host(Lifecycle):
                    for i, e in enumerate(events)]
         if outcome is not None:
             entries.append(apb.LogEntry(version=v + 1 + len(events), finished=apb.GameFinished(
-                outcome=gamelog.outcome_to_pb(outcome), seed=loaded.seed.hex())))
+                outcome=outcome.to_pb(), seed=loaded.seed.hex())))
         if not entries:
             raise RuleError("NOTHING_HAPPENS", "the command changes nothing")
         entries[0].batch_size = len(entries)

@@ -32,7 +32,7 @@ from typing import Any
 import grpc
 from aiohttp import web
 from google.protobuf import descriptor_pool, json_format, message_factory
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 from google.rpc import status_pb2
 
 from services.core.grpc_api import ADMIN_TOKEN, HTTP_PEER, SEAT_TOKEN
@@ -378,10 +378,3 @@ def _percent(message: str) -> str:
         out.append(chr(b) if 0x20 <= b <= 0x7E and b != 0x25 else f"%{b:02X}")
     return "".join(out)
 
-
-def decode_failure(raw: bytes) -> str:
-    """For tests and logs: a serialized google.rpc.Status in one line."""
-    try:
-        return str(status_pb2.Status.FromString(raw))
-    except DecodeError:
-        return "<not a google.rpc.Status>"

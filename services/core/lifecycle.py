@@ -121,9 +121,7 @@ class Lifecycle(Reads):
             seats=[apb.Seat(name=s.name, kind=kinds.get(s.kind, apb.HUMAN), bot=s.bot)
                    for s in seats],
             seed_commitment=gamelog.commitment(seed), created_unix_ms=self.clock_ms())
-        state = None
-        for e in events:
-            state = game.evolve(state, e)
+        state = game.replay(events)
         invitations = {i: f"{game_id}.{secrets.token_urlsafe(12)}"
                        for i, s in enumerate(seats) if s.kind == "open"}
         return await self._begin(

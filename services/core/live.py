@@ -241,9 +241,6 @@ class Hub:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.doorbell: Doorbell = self.store.doorbell(self.ring, self.ring_all)
 
-    def streams(self) -> int:
-        return sum(len(f.subscribers) for f in self.feeds.values())
-
     # ---- subscribing -------------------------------------------------------------------
 
     async def subscribe(self, loaded: Loaded, seat: int | None, play: bool, after: int
@@ -310,7 +307,7 @@ class Hub:
             if entry.WhichOneof("body") == "event":
                 event = gamelog.game_event(feed.game, entry)
                 if need_states:
-                    state = feed.game.evolve(state, event)
+                    state = feed.game.fold(state, event)
             if entry.version > after:
                 steps.append(Step(entry, event, state))
         # Entries the feed has not folded yet come to the stream from the feed, once joined.
@@ -390,7 +387,7 @@ class Hub:
             if body == "event":
                 event = gamelog.game_event(game, entry)
                 if fold:
-                    state = game.evolve(state, event)
+                    state = game.fold(state, event)
             elif body == "finished":
                 feed.finished = True
             steps.append(Step(entry, event, state if fold else UNFOLDED))

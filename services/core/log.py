@@ -19,7 +19,7 @@ from typing import Any
 from arbiter.v1 import arbiter_pb2 as apb
 from google.protobuf import json_format
 
-from services.core.decider import Game, Outcome, Rng, RuleError, Seat
+from services.core.decider import Game, Rng, RuleError, Seat
 
 
 def commitment(seed: bytes) -> str:
@@ -28,10 +28,6 @@ def commitment(seed: bytes) -> str:
 
 def seats_from_pb(seats: Iterable[apb.Seat]) -> list[Seat]:
     return [Seat(s.name, "ai" if s.kind == apb.AI else "human", s.bot) for s in seats]
-
-
-def outcome_to_pb(outcome: Outcome) -> apb.Outcome:
-    return apb.Outcome(winners=outcome.winners, scores=outcome.scores, reason=outcome.reason)
 
 
 @dataclass
@@ -316,7 +312,7 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
                 offset = list(batch.entries).index(got)
                 raise BadLog(batch.line + offset, got.version,
                              "the event differs from what the rules give")
-            state = game.evolve(state, game_event(game, got))
+            state = game.fold(state, game_event(game, got))
         if len(recorded_events) > len(expected):
             extra = recorded_events[len(expected)]
             offset = list(batch.entries).index(extra)
@@ -327,7 +323,7 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
             if tail.WhichOneof("body") != "finished":
                 raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
                              "the game ended here but the log does not say so")
-            if tail.finished.outcome != outcome_to_pb(outcome):
+            if tail.finished.outcome != outcome.to_pb():
                 raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
                              "the recorded result differs from the rules' result")
             finished = True

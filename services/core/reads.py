@@ -224,7 +224,7 @@ class Loader:
             event = None
             if body == "event":
                 event = gamelog.game_event(loaded.game, entry)
-                loaded.state = loaded.game.evolve(loaded.state, event)
+                loaded.state = loaded.game.fold(loaded.state, event)
             elif body == "finished":
                 loaded.finished = True
             loaded.said.feed(entry, event)

@@ -8,7 +8,7 @@ from services.core.decider import Game, Variant, exploring
 from services.core.happened import marked
 from services.eila import bots, legacy, rules, view
 from services.eila import render as table
-from services.eila.state import State, evolve
+from services.eila.state import State, evolve, start
 from services.eila.words import describe
 
 
@@ -33,9 +33,10 @@ GAME: Game[State] = Game(
     min_seats=1,
     max_seats=1,
     setup=rules.setup,
+    start=start,
     decide=rules.decide,
     evolve=evolve,
-    view=view.view,
+    show=view.show,
     redact=marked(view.redact),
     describe=describe,
     render=table.render,

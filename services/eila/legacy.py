@@ -27,21 +27,23 @@ def content_version() -> str:
     return content_digest(b"rules 3\0")
 
 
-def evolve(state: State | None, event: Any) -> State:
+def start(event: Any) -> State:
+    """Set the campaign up again with the recorded draws, if the content is that of its time."""
+    played_with = event.started.content_version
+    if played_with and played_with != content_version():
+        raise RuleError("RULES_CHANGED", f"this game was played before events held facts, "
+                        f"with content {played_with}; this server has "
+                        f"{content_version()}, so it cannot replay it")
+    log: list[str] = []
+    new = rules.new_state(event.started.options, ReplayDice(event.started.draws, True), log)
+    new.log = log[-LOG_KEEP:]
+    return new
+
+
+def evolve(state: State, event: Any) -> State:
     """Run the rules of that time again with the recorded draws."""
-    if event.WhichOneof("kind") == "started":
-        played_with = event.started.content_version
-        if played_with and played_with != content_version():
-            raise RuleError("RULES_CHANGED", f"this game was played before events held facts, "
-                            f"with content {played_with}; this server has "
-                            f"{content_version()}, so it cannot replay it")
-        log: list[str] = []
-        new = rules.new_state(event.started.options, ReplayDice(event.started.draws, True), log)
-        new.log = log[-LOG_KEEP:]
-        return new
-    assert state is not None
     new = state.clone()
-    log = []
+    log: list[str] = []
     rules.apply(new, event.acted.command, ReplayDice(event.acted.draws, True), log)
     new.log = (new.log + log)[-LOG_KEEP:]
     return new

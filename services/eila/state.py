@@ -138,18 +138,25 @@ def opening_state(options: Any) -> State:
                  chapter=options.first_chapter, box=sorted(set(options.save_box)), play=None)
 
 
-def evolve(state: State | None, event: Any) -> State:
+def start(event: Any) -> State:
+    """The campaign its first event opens."""
+    if event.WhichOneof("kind") == "started":  # a log from before events held facts
+        from services.eila import legacy
+
+        return legacy.start(event)
+    return opening_state(event.opened.options)
+
+
+def evolve(state: State, event: Any) -> State:
     """Apply the facts: no content is read and no rule is run (see facts.py)."""
     kind = event.WhichOneof("kind")
-    if kind == "opened":
-        return opening_state(event.opened.options)
-    if kind in ("started", "acted"):  # a log from before events held facts
+    if kind == "acted":  # a log from before events held facts
         from services.eila import legacy
 
         return legacy.evolve(state, event)
     from services.eila import facts  # it builds these classes back from facts
 
-    assert state is not None and kind == "changed", f"an Eila event of no kind: {kind}"
+    assert kind == "changed", f"an Eila event of no kind: {kind}"
     new = facts.apply(state, event.changed.facts)
     new.log = (new.log + list(event.changed.log))[-LOG_KEEP:]
     return new

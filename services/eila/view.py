@@ -9,7 +9,7 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.eila import engine, facts
 from services.eila.data import RESOURCES, Index, Json
-from services.eila.rules import index, outcome, to_act
+from services.eila.rules import index
 from services.eila.state import Play, State
 
 
@@ -105,16 +105,9 @@ def held(thing: Json | None, ref: str, colour: str) -> Any:
                        color=colour)
 
 
-def view(state: State, seat: int | None) -> Any:
+def show(state: State, seat: int | None) -> Any:
     ix = index()
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
-    if seat is not None:
-        v.seat = seat
-    v.to_act.extend(to_act(state))
-    result = outcome(state)
-    if result is not None:
-        v.outcome.winners.extend(result.winners)
-        v.outcome.reason = result.reason
     v.log.extend(state.log)
     v.save_box.extend(state.box)
     for chapter, won, ending, day, reason in state.history:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
 from services.core.decider import Game, Variant, exploring
-from services.core.happened import marked, with_hidden
+from services.core.happened import marked
 
 from . import render as table
 from . import view
 from .bots import BOTS
 from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
-from .state import State, evolve
+from .state import State, evolve, start
 from .words import describe, view_hidden
 
 
@@ -36,9 +36,11 @@ GAME: Game[State] = Game(
     min_seats=3,
     max_seats=5,
     setup=setup,
+    start=start,
     decide=decide,
     evolve=evolve,
-    view=with_hidden(view.view, view_hidden),
+    show=view.show,
+    view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
     render=table.render,

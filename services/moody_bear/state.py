@@ -78,10 +78,6 @@ class State:
     winning_team: Team = 0
     reason: str = ""
 
-    @property
-    def over(self) -> bool:
-        return self.phase == OVER
-
 
 # ---- small helpers over immutable values ------------------------------------------------
 
@@ -146,12 +142,13 @@ def passers(state: State) -> tuple[int, ...]:
 # ---- evolve -----------------------------------------------------------------------------
 
 
-def evolve(state: State | None, event: pb.Event) -> State:
+def start(event: pb.Event) -> State:
+    """The game a Started event sets up (every game starts with one)."""
+    return started(event.started)
+
+
+def evolve(state: State, event: pb.Event) -> State:
     kind = event.WhichOneof("kind")
-    if state is None:
-        if kind != "started":
-            raise ValueError("a game starts with a Started event")
-        return started(event.started)
     return EVOLVERS[kind](state, getattr(event, kind))
 
 

@@ -1,4 +1,4 @@
-"""What each seat may see: view, redact, and redeal (for the leak test).
+"""What each seat may see: show, redact, and redeal (for the leak test).
 
 Hidden from a seat: the other team cards (until looked at or revealed), the other hands,
 the order of the deck, a trade offer between two other players, the cards another player is
@@ -16,13 +16,13 @@ from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 from services.core.decider import Rng
 
 from .cards import DARK_SWALLOW, Card
-from .rules import may, outcome, to_act
+from .rules import may
 from .state import ARRANGE, WINDOW, State, set_at, waiting
 
 # ---- view -------------------------------------------------------------------------------
 
 
-def view(state: State, seat: int | None) -> pb.View:
+def show(state: State, seat: int | None) -> pb.View:
     v = pb.View(
         options=pb.Options(
             five_player_structure=state.five_player_structure,
@@ -31,16 +31,11 @@ def view(state: State, seat: int | None) -> pb.View:
         ),
         phase=state.phase,
         turn=state.turn,
-        to_act=to_act(state),
         deck_size=len(state.deck),
         discard=state.discard,
         acted=state.acted,
         traded=state.traded,
     )
-    result = outcome(state)
-    if result is not None:
-        v.outcome.winners.extend(result.winners)
-        v.outcome.reason = result.reason
     known = state.public if seat is None else state.known[seat]
     revealed = dict(state.revealed)
     for s in range(state.players):
@@ -51,7 +46,6 @@ def view(state: State, seat: int | None) -> pb.View:
             info.revealed_hand.extend(revealed[s])
         v.players.append(info)
     if seat is not None:
-        v.seat = seat
         v.hand.extend(state.hands[seat])
         v.team = state.teams[seat]
         v.may.extend(may(state, seat))

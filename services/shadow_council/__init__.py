@@ -5,11 +5,11 @@ from __future__ import annotations
 from arbiter.shadow_council.v1 import shadow_council_pb2
 
 from services.core.decider import Game, Variant, exploring
-from services.core.happened import marked, with_hidden
+from services.core.happened import marked
 from services.shadow_council import render as table
 from services.shadow_council import rules, view
 from services.shadow_council.bots import BOTS
-from services.shadow_council.state import State, evolve
+from services.shadow_council.state import State, evolve, start
 from services.shadow_council.words import describe, view_hidden
 
 
@@ -32,9 +32,11 @@ GAME: Game[State] = Game(
     max_seats=6,
     standard_seats=5,
     setup=rules.setup,
+    start=start,
     decide=rules.decide,
     evolve=evolve,
-    view=with_hidden(view.view, view_hidden),
+    show=view.show,
+    view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
     render=table.render,

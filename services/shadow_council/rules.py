@@ -27,6 +27,7 @@ from services.shadow_council.state import (
     card_name,
     evolve,
     identity_name,
+    start,
     suit_name,
 )
 
@@ -72,7 +73,7 @@ class Decision(decider.Decision[State]):
 
     __slots__ = ("rng",)
 
-    def __init__(self, state: State | None, rng: Rng) -> None:
+    def __init__(self, state: State, rng: Rng) -> None:
         super().__init__(state, evolve)
         self.rng = rng
 
@@ -277,8 +278,7 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
     public = rng.shuffled(in_play)
     shadow = rng.shuffled(in_play)
     deck = rng.shuffled(data.full_deck(options.full_deck))
-    out = Decision(None, rng)
-    out.emit(pb.Event(
+    set_up = pb.Event(
         set_up=pb.GameSetUp(
             rounds=options.rounds or data.ROUNDS,
             ai=[_is_ai(seat) for seat in seats],
@@ -287,11 +287,12 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
             shadow_identities=[identity_pb(i) for i in shadow],
             deck=[card_pb(c) for c in deck],
         )
-    ))
+    )
+    out = Decision(start(set_up), rng)
     for seat in range(len(seats)):
         out.draw(seat, data.STARTING_HAND)
     _run(out)
-    return out.events
+    return [set_up, *out.events]
 
 
 # ---- the flow of a round -----------------------------------------------------------------

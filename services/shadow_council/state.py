@@ -158,12 +158,13 @@ CLUE_KINDS = {
 }
 
 
-def evolve(state: State | None, event: pb.Event) -> State:
+def start(event: pb.Event) -> State:
+    """The game a GameSetUp sets up (every game starts with one)."""
+    return _set_up(event.set_up)
+
+
+def evolve(state: State, event: pb.Event) -> State:
     kind = event.WhichOneof("kind")
-    if state is None:
-        assert kind == "set_up", "a Shadow Council game starts with set_up"
-        return _set_up(event.set_up)
-    assert state is not None
     new = _APPLY[kind](state, getattr(event, kind))
     return replace(new, tick=state.tick + 1)
 

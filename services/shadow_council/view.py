@@ -17,10 +17,8 @@ from services.shadow_council.rules import (
     card_pb,
     identity_pb,
     keyword_pb,
-    outcome,
     source_pb,
     suit_pb,
-    to_act,
 )
 from services.shadow_council.state import ACTIONS, OVER, Clue, Fact, State
 
@@ -78,9 +76,8 @@ def _seat_view(s: State, seat: int) -> pb.SeatView:
     )
 
 
-def view(s: State, seat: int | None) -> pb.View:
+def show(s: State, seat: int | None) -> pb.View:
     v = pb.View(
-        to_act=to_act(s),
         round=s.round,
         rounds=s.rounds,
         phase=pb.Phase.Value("PHASE_" + s.phase) if s.phase else 0,
@@ -102,15 +99,10 @@ def view(s: State, seat: int | None) -> pb.View:
         ai_guesser=max(s.ai_guesser, -1),
     )
     if seat is not None:
-        v.seat = seat
         v.hand.extend(card_pb(c) for c in s.hands[seat])
         v.free_peek = s.free_peek[seat]
         v.free_reflect = s.free_reflect[seat]
         v.clues.extend(_clue_pb(c) for c in s.clues[seat])
-    result = outcome(s)
-    if result is not None:
-        v.outcome.winners.extend(result.winners)
-        v.outcome.reason = result.reason
     return v
 
 

@@ -14,7 +14,7 @@ from services.toy import rules, view
 from services.toy.bots import BOTS
 from services.toy.metrics import observe
 from services.toy.schema import pb
-from services.toy.state import State, evolve
+from services.toy.state import State, evolve, start
 from services.toy.words import describe
 
 GAME: Game[State] = Game(
@@ -24,9 +24,10 @@ GAME: Game[State] = Game(
     min_seats=2,
     max_seats=2,
     setup=rules.setup,
+    start=start,
     decide=rules.decide,
     evolve=evolve,
-    view=view.view,
+    show=view.show,
     redact=marked(view.redact),
     describe=describe,
     render=table.render,

@@ -5,20 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.core.log import outcome_to_pb
-from services.toy.rules import outcome, to_act
 from services.toy.schema import pb
 from services.toy.state import State
 
 
-def view(state: State, seat: int | None) -> Any:
-    v = pb.View(pile=state.pile, to_act=list(to_act(state)))
-    if seat is not None:
-        v.seat = seat
-    result = outcome(state)
-    if result is not None:
-        v.outcome.CopyFrom(outcome_to_pb(result))
-    return v
+def show(state: State, seat: int | None) -> Any:
+    """The game's own fields of a View; the platform fills seat, to_act and outcome."""
+    return pb.View(pile=state.pile)
 
 
 def redact(event: Any, seat: int | None) -> Any:

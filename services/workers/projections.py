@@ -207,7 +207,7 @@ class Projector:
                     stats["started"] += 1
             elif body == "event":
                 event = gamelog.game_event(game, entry)
-                t.state = game.evolve(t.state, event)
+                t.state = game.fold(t.state, event)
                 if counted:
                     stats[f"event:{event_kind(event)}"] += 1
                     if game.observe is not None:

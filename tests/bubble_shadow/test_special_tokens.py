@@ -11,10 +11,12 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.rules import legal_actions, signable_ends
-from services.bubble_shadow.view import redact, view
+from services.bubble_shadow.view import redact
 from services.core.decider import MalformedCommand, RuleError
 
 from .helpers import act, decide_events, fold, kinds, last_turn, new_game, play, sign, table, tokens
+
+view = GAME.view
 
 CROWN_OPTIONS = {"special_tokens": pb.SpecialTokens(crown=True, snakes=5, oysters=2)}
 

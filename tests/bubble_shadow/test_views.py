@@ -10,10 +10,12 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 from services.bubble_shadow import GAME
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.state import State
-from services.bubble_shadow.view import redact, redeal, view
+from services.bubble_shadow.view import redact, redeal
 from services.core.decider import Rng
 
 from .helpers import act, new_game, play, sign, table, tokens
+
+view = GAME.view
 
 
 def test_own_tokens_behind_the_screen_are_visible() -> None:

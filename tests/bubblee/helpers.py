@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import board, rules
+from services.bubblee import GAME, board, rules
 from services.bubblee.state import State, evolve
 from services.core.decider import Rng, Seat
 
@@ -64,13 +64,12 @@ def table(
 def new_game(options: pb.Options | None = None, seed: int = 0) -> State:
     options = options or pb.Options()
     seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
-    return fold(None, rules.setup(options, seats, Rng.for_test(seed)))
+    return GAME.replay(rules.setup(options, seats, Rng.for_test(seed)))
 
 
-def fold(state: State | None, events: Sequence[pb.Event]) -> State:
+def fold(state: State, events: Sequence[pb.Event]) -> State:
     for ev in events:
         state = evolve(state, ev)
-    assert state is not None
     return state
 
 

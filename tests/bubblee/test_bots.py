@@ -8,9 +8,10 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from services.bubblee import GAME, board, bots, rules
 from services.bubblee.state import evolve
 from services.bubblee.tools import arena
-from services.bubblee.view import view
 from services.core.decider import Rng
 from tests.bubblee.helpers import new_game, table
+
+view = GAME.view
 
 R, P, B, G, Y, K = board.COLOURS
 GREEDY_VS_RANDOM_GAMES = 200

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee.view import view
+from services.bubblee import GAME
 from tests.bubblee.helpers import act, drop, kinds, of_kind, table
+
+view = GAME.view
 
 ZONES_5_3 = ((5, 0, 0, 0, 0, 0), (0, 3, 0, 0, 0, 0))
 

@@ -10,12 +10,14 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.bubblee import board, rules
+from services.bubblee import GAME, board, rules
 from services.bubblee.state import State
-from services.bubblee.view import state_from_view, view
+from services.bubblee.view import state_from_view
 from services.core.decider import Rng, RuleError, Seat
 from tests.bubblee import helpers
 from tests.bubblee.helpers import bubblee_count, fold
+
+view = GAME.view
 
 OPTIONS = [
     pb.Options(),
@@ -52,7 +54,7 @@ def test_random_legal_play_keeps_every_invariant(
     seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
     game_seed = b"prop-%d" % seed
     log = rules.setup(options, seats, Rng(game_seed, 0))
-    state = fold(None, log)
+    state = GAME.replay(log)
     check_invariants(state)
     for _ in range(2000):
         if state.outcome is not None:
@@ -65,14 +67,14 @@ def test_random_legal_play_keeps_every_invariant(
         log += events
         check_invariants(state)
     assert state.outcome is not None
-    assert fold(None, log) == state  # replaying the log gives the state
+    assert GAME.replay(log) == state  # replaying the log gives the state
 
 
 @SETTINGS
 @given(seed=st.integers(0, 10**9), data=st.data())
 def test_view_shows_the_whole_state(seed: int, data: st.DataObject) -> None:
     """Nothing is hidden: the view holds everything but the count of draws (and solo seed)."""
-    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(seed)))
+    state = GAME.replay(rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(seed)))
     for step in range(40):
         if state.outcome is not None:
             break
@@ -87,7 +89,7 @@ def test_view_shows_the_whole_state(seed: int, data: st.DataObject) -> None:
 
 def test_every_listed_command_is_accepted() -> None:
     rng = Rng.for_test(9)
-    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(9)))
+    state = GAME.replay(rules.setup(pb.Options(), [Seat("a"), Seat("b")], Rng.for_test(9)))
     for step in range(300):
         if state.outcome is not None:
             break
@@ -123,7 +125,7 @@ def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObje
     """Whatever a client sends, decide returns events or raises a RuleError with a code and a
     sentence; a refused command changes nothing."""
     rng = Rng.for_test(seed)
-    state = fold(None, rules.setup(pb.Options(), [Seat("a"), Seat("b")], rng))
+    state = GAME.replay(rules.setup(pb.Options(), [Seat("a"), Seat("b")], rng))
     for step in range(20):
         if state.outcome is not None:
             break
@@ -232,7 +234,7 @@ def test_legal_actions_list_exactly_what_decide_accepts() -> None:
     states = []
     for g, options in enumerate(OPTIONS[:2] + OPTIONS[4:5]):
         seats = [Seat("solo")] if options.solo_level else [Seat("a"), Seat("b")]
-        state = fold(None, rules.setup(options, seats, Rng(b"exact", g)))
+        state = GAME.replay(rules.setup(options, seats, Rng(b"exact", g)))
         for step in range(150):
             if state.outcome is not None:
                 break

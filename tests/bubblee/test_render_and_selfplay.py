@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import render, rules
+from services.bubblee import GAME, render, rules
 from services.bubblee.tools import selfplay
-from services.bubblee.view import view
 from tests.bubblee.helpers import new_game, table
+
+view = GAME.view
 
 
 def test_render_plain_draws_sky_planets_and_zones() -> None:

@@ -24,13 +24,12 @@ def test_describe_names_each_command_with_the_boards_columns() -> None:
 
 
 def test_power_entries_say_which_bubblee_moves() -> None:
-    from services.bubblee import rules
-    from services.bubblee.view import view as view_of
+    from services.bubblee import GAME, rules
     from tests.bubblee.helpers import table
 
     state = table(planet0=(".....", ".....", "Y....", "K.G.K"), phase=pb.PHASE_POWERS,
                   pool=(2, 5, 3))  # purple, yellow, blue
-    view = view_of(state, 0)
+    view = GAME.view(state, 0)
     words = [describe(c, view) for c in rules.legal_actions(state, 0)]
     assert ("power 0 (purple): send your yellow Bubblee at column 1, row 2 from the ground "
             "to column 1 of the opponent's planet") in words

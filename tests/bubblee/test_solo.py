@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import board, bots, levels, rules
+from services.bubblee import GAME, board, bots, levels, rules
 from services.bubblee.state import scores, target_remaining
 from services.bubblee.tools import arena, solver
-from services.bubblee.view import view
 from services.core.decider import MalformedCommand, Rng, RuleError, Seat
 from tests.bubblee.helpers import act, apply, bubblee_count, drop, new_game, table
+
+view = GAME.view
 
 R, P, B, G, Y, K = board.COLOURS
 POWERS = pb.PHASE_POWERS

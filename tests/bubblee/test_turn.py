@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import board, rules
-from services.bubblee.view import view
+from services.bubblee import GAME, board, rules
 from services.core.decider import MalformedCommand, Rng, RuleError
 from tests.bubblee.helpers import act, drop, kinds, new_game, of_kind, place, planet, swap, table
+
+view = GAME.view
 
 
 def test_first_turn_skips_refill() -> None:

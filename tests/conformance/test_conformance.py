@@ -90,6 +90,27 @@ def test_the_same_seed_gives_the_same_game(game: Game) -> None:
     assert c == d
 
 
+def test_the_platform_fills_the_fields_every_view_has(game: Game) -> None:
+    """A game shows its own fields; seat, to_act, outcome and hidden come from Game.view
+    alone, so they mean the same in every game."""
+    events, _ = random_game(game, 3)
+    state = game.start(events[0])
+    for k, event in enumerate(events[1:]):
+        state = game.evolve(state, event)
+        if k % 5 and k != len(events) - 2:
+            continue
+        outcome = game.outcome(state)
+        for seat in [None, *range(game.seat_count)]:
+            shown = game.show(state, seat)
+            assert not [f.name for f, _ in shown.ListFields()
+                        if f.name in ("seat", "to_act", "outcome", "hidden", "version")]
+            view = game.view(state, seat)
+            assert view.HasField("seat") == (seat is not None) and view.seat == (seat or 0)
+            assert list(view.to_act) == list(game.to_act(state))
+            assert view.outcome == (outcome.to_pb() if outcome else type(view.outcome)())
+    assert outcome is not None and state == game.replay(events)
+
+
 def test_a_command_without_an_action_is_malformed(game: Game) -> None:
     events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s", 0))
     state = game.replay(events)

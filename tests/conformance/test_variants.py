@@ -61,7 +61,7 @@ def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Varian
         events = game.setup(variant.options, seats(variant), Rng(b"variant-%d" % seed, 0))
         state: Any = None
         for event in events:
-            state = game.evolve(state, event)
+            state = game.fold(state, event)
             for viewer in every_viewer(variant):
                 game.view(state, viewer)
         version = len(events)

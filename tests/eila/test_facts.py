@@ -84,7 +84,7 @@ def test_facts_hold_no_order_nobody_has_seen(played: Any) -> None:
     for events, _ in played:
         state: State | None = None
         for event in events:
-            state = GAME.evolve(state, event)
+            state = GAME.fold(state, event)
             seen = GAME.redact(event, 0)
             assert seen.WhichOneof("kind") == event.WhichOneof("kind")
             if event.WhichOneof("kind") == "changed":  # all but the decks' contents

@@ -91,9 +91,9 @@ async def test_each_seat_is_seen_once_whatever_the_number_of_streams(store: Stor
 
     def counted_view(state: Any, seat: int | None) -> Any:
         views.append(seat)
-        return BUBBLEE.view(state, seat)
+        return BUBBLEE.show(state, seat)
 
-    game = dataclasses.replace(BUBBLEE, view=counted_view)
+    game = dataclasses.replace(BUBBLEE, show=counted_view)
     hub = live.Hub(store)
     host = Host(store, {"bubblee": game}, on_append=hub.appended)
     game_id = (await host.create("bubblee", [Seat("a"), Seat("b")], bpb.Options())).game_id
@@ -356,7 +356,7 @@ def test_messages_put_together_from_parts_are_the_messages_protobuf_builds() -> 
     steps = [live.Step(started, None, None)]
     for i, event in enumerate(events):
         entry = apb.LogEntry(version=2 + i, event=event.SerializeToString())
-        state = BUBBLEE.evolve(state, gamelog.game_event(BUBBLEE, entry))
+        state = BUBBLEE.fold(state, gamelog.game_event(BUBBLEE, entry))
         steps.append(live.Step(entry, gamelog.game_event(BUBBLEE, entry), state))
     version = steps[-1].entry.version
     for seat in (0, 1, None):

@@ -14,8 +14,10 @@ from services.shadow_council import GAME
 from services.shadow_council.bots import belief_from_view, clues_seen, sleuth_bot
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, Clue
-from services.shadow_council.view import redeal, view
+from services.shadow_council.view import redeal
 from tests.shadow_council.helpers import play, start_round, table
+
+view = GAME.view
 
 
 def clue(subject: int, kind: str, tick: int = 1, **kw: Any) -> Clue:

@@ -24,8 +24,10 @@ from services.core.decider import Rng
 from services.shadow_council import GAME, belief
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, State
-from services.shadow_council.view import redact, redeal, view
+from services.shadow_council.view import redact, redeal
 from tests.shadow_council.helpers import new_game
+
+view = GAME.view
 
 
 def pick(state: State, seat: int, rng: Rng, sleuth: bool) -> pb.Command:

@@ -9,8 +9,10 @@ from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 from services.core.decider import Rng, RuleError
 from services.shadow_council import GAME
 from services.shadow_council.rules import legal_actions, to_act
-from services.shadow_council.view import redact, redeal, view
+from services.shadow_council.view import redact, redeal
 from tests.shadow_council.helpers import act, new_game, of_kind, play, play_cmd, table
+
+view = GAME.view
 
 
 def random_game(seed: int, n: int):

@@ -8,11 +8,10 @@ import pytest
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import RuleError
-from services.shadow_council import data
+from services.shadow_council import GAME, data
 from services.shadow_council.bots import belief_from_view
 from services.shadow_council.rules import card_pb, legal_actions, to_act
 from services.shadow_council.state import ACTIONS, GUESS
-from services.shadow_council.view import view
 from tests.shadow_council.helpers import (
     act,
     command,
@@ -23,6 +22,8 @@ from tests.shadow_council.helpers import (
     start_round,
     table,
 )
+
+view = GAME.view
 
 END = command(end_turn=pb.EndTurn())
 

@@ -7,9 +7,11 @@ import pytest
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import RuleError
+from services.shadow_council import GAME
 from services.shadow_council.rules import final_result, tally
-from services.shadow_council.view import view
 from tests.shadow_council.helpers import act, command, of_kind, play, play_cmd, table
+
+view = GAME.view
 
 # Seats 0-3 shadows: General, Merchant (Order), Assassin, Alchemist (Chaos).
 

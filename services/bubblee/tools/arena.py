@@ -6,9 +6,8 @@ from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import rules
+from services.bubblee import GAME, rules
 from services.bubblee.state import State, evolve
-from services.bubblee.view import view
 from services.core.decider import Bot, Outcome, Rng, Seat
 
 
@@ -20,17 +19,14 @@ def play(
     game_seed = b"arena-%d" % seed
     seats = [Seat(f"bot{i}", "ai") for i in range(len(bots))]
     events = rules.setup(options, seats, Rng(game_seed, 0))
-    state = None
-    for ev in events:
-        state = evolve(state, ev)
-    assert state is not None
+    state = GAME.replay(events)
     version = len(events)
     bot_rng = Rng(b"arena-bots-%d" % seed, 0)
     for _ in range(max_commands):
         if state.outcome is not None:
             return state.outcome, state
         seat = state.turn
-        command = bots[seat](view(state, seat), rules.legal_actions(state, seat), bot_rng)
+        command = bots[seat](GAME.view(state, seat), rules.legal_actions(state, seat), bot_rng)
         for ev in rules.decide(state, seat, command, Rng(game_seed, version)):
             state = evolve(state, ev)
             version += 1

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import rules
-from services.bubblee.state import State, evolve
+from services.bubblee import GAME, rules
+from services.bubblee.state import evolve
 from services.core.decider import Rng, Seat
 
 
@@ -44,10 +44,7 @@ def play_random_games(
     for g in range(n):
         game_seed = b"selfplay-%d-%d" % (seed, g)
         events = rules.setup(options, seats, Rng(game_seed, 0))
-        state: State | None = None
-        for ev in events:
-            state = evolve(state, ev)
-        assert state is not None
+        state = GAME.replay(events)
         version = len(events)
         chooser = Rng(b"selfplay-choices-%d-%d" % (seed, g), 0)
         turn_time = 0.0

@@ -24,7 +24,7 @@ from pathlib import Path
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 from google.protobuf import json_format
 
-from services.bubblee import bots, rules
+from services.bubblee import GAME, bots, rules
 from services.bubblee.levels import Difficulty, all_levels
 from services.bubblee.state import State, evolve, target_remaining
 from services.bubblee.tools import arena
@@ -111,8 +111,8 @@ def solve(
     number: int, beam: int = 6, drops: int = 6, powers: int = 4, max_turns: int = 60
 ) -> Line | None:
     """A winning line of commands for solo level `number`, or None if none was found."""
-    state = evolve(
-        None, rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"solver", 0))[0]
+    state = GAME.replay(
+        rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"solver", 0))[:1]
     )
     frontier: list[tuple[State, Line]] = [(state, ())]
     for _ in range(max_turns):
@@ -134,10 +134,7 @@ def solve(
 def replay_line(number: int, line: Line) -> State:
     """Play a line through the real rules (any seed: solo draws are the level's)."""
     events = rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"check", 0))
-    state = None
-    for ev in events:
-        state = evolve(state, ev)
-    assert state is not None
+    state = GAME.replay(events)
     for version, command in enumerate(line, start=1):
         for ev in rules.decide(state, 0, command, Rng(b"check", version)):
             state = evolve(state, ev)
