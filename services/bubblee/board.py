@@ -19,6 +19,7 @@ GRID_ROWS = 6  # rows including the two transient rows above the planet
 PLANET_CELLS = WIDTH * HEIGHT
 
 RED, PURPLE, BLUE, GREEN, YELLOW, BLACK = 1, 2, 3, 4, 5, 6
+COLOURS = (RED, PURPLE, BLUE, GREEN, YELLOW, BLACK)
 LINE_COLOURS = (RED, PURPLE, BLUE, GREEN, YELLOW)  # black is never removed by a line
 NAMES = {RED: "red", PURPLE: "purple", BLUE: "blue", GREEN: "green", YELLOW: "yellow",
          BLACK: "black"}

@@ -169,13 +169,22 @@ async def test_a_fork_of_a_running_game_is_the_admins_alone_until_its_ancestors_
     game = api.game
     admin = (("x-admin-token", ADMIN),)
     seats = [apb.Seat(name=f"p{i}") for i in range(game.seat_count)]
-    parent = await api("CreateGame", api.pb.CreateGameRequest(seats=seats),
-                       apb.CreateGameResponse)
     rng = Rng.for_test(11)
-    await api.play(parent.game_id, rng, commands=4)
-    fork = await api("/arbiter.v1.Arbiter/ForkGame", apb.ForkGameRequest(
-        game_id=parent.game_id), apb.CreateGameResponse, admin)
-    await api.play(fork.game_id, rng, commands=2)
+    # A parent still running after 4 random commands, and its fork after 2 more (random play
+    # ends some games at once, a wrong proclamation in Moody Bear: those are played again).
+    for _ in range(20):
+        parent = await api("CreateGame", api.pb.CreateGameRequest(seats=seats),
+                           apb.CreateGameResponse)
+        await api.play(parent.game_id, rng, commands=4)
+        if (await api.view(parent.game_id, admin)).HasField("outcome"):
+            continue
+        fork = await api("/arbiter.v1.Arbiter/ForkGame", apb.ForkGameRequest(
+            game_id=parent.game_id), apb.CreateGameResponse, admin)
+        await api.play(fork.game_id, rng, commands=2)
+        if not (await api.view(fork.game_id, admin)).HasField("outcome"):
+            break
+    else:
+        pytest.fail("every game ended within 6 random commands")
     grandchild = await api("/arbiter.v1.Arbiter/ForkGame", apb.ForkGameRequest(
         game_id=fork.game_id), apb.CreateGameResponse, admin)
     who = await callers(api, parent, fork, grandchild)
