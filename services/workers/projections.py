@@ -23,6 +23,7 @@ written now or already, and an entry is acknowledged only after they succeed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import pickle
@@ -41,7 +42,7 @@ from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.metrics import METRICS
 from services.core.reads import SnapshotSource
-from services.core.store import PARTITIONS, Store, StoreOnRedis
+from services.core.store import PARTITIONS, Doorbell, Store, StoreOnRedis
 from services.workers.readmodel import ReadModel, Update, fingerprint
 from services.workers.shards import pipelined
 
@@ -322,8 +323,11 @@ def _unique_games(rows: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[str]:
     return list(seen)
 
 
-POLL_MS = 50  # how long an idle worker waits before looking at the feeds again...
-IDLE_MAX_MS = 200  # ... doubling up to this while they stay empty
+POLL_MS = 50  # how long an idle worker that hears no doorbell waits before looking again...
+IDLE_MAX_MS = 200  # ... doubling up to this while the feeds stay empty
+# An idle worker that hears the doorbell (every append rings it) looks at the feeds when it
+# rings, and this often anyway (a ring is a hint: one may be lost).
+RUNG_WAIT_MS = 5_000
 LAG_COUNT_CAP = 10_000  # beyond this, "very behind" is all the lag metric needs to say
 
 
@@ -336,6 +340,7 @@ class ProjectionWorker:
                  snapshot_every: int = SNAPSHOT_EVERY) -> None:
         from services.core.redis_store import feed_key
 
+        self.store = store
         self.redis = store.workers_redis()  # the consumer group's commands
         self.projector = Projector(store, rm, games, snapshot_every)
         self.group = group
@@ -347,6 +352,8 @@ class ProjectionWorker:
         self._idle_ms = POLL_MS
         self._lag_at = 0.0
         self._lock = asyncio.Lock()
+        self._rung = asyncio.Event()  # set by the doorbell's rings while `run` runs
+        self._bell: Doorbell | None = None
 
     async def setup(self) -> None:
         if self._ready:
@@ -411,6 +418,7 @@ class ProjectionWorker:
         # already read (they are no longer new to XREADGROUP) but not yet written.
         async with self._lock:
             await self.setup()
+            self._rung.clear()  # a ring from here on is for entries this step may not see
             try:
                 done = await self.reclaim() if reclaim else 0
                 for feed, rows in await self.read_new():
@@ -423,9 +431,13 @@ class ProjectionWorker:
                 raise
         if done:
             self._idle_ms = POLL_MS
+        elif block_ms and self._bell is not None and self._bell.subscribed.is_set():
+            # Idle, hearing every append: wait (outside the lock) for the next one.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._rung.wait(), block_ms / 1000)
         elif block_ms:
-            # Idle: wait (outside the lock) before reading every feed again, longer while
-            # nothing comes, up to IDLE_MAX_MS: an idle worker reads 256 feeds 5 times/s.
+            # Idle and deaf (no doorbell, or Redis is reconnecting it): read every feed
+            # again after a wait that grows while nothing comes, up to IDLE_MAX_MS.
             await asyncio.sleep(min(block_ms, self._idle_ms) / 1000)
             self._idle_ms = min(self._idle_ms * 2, IDLE_MAX_MS)
         if time.monotonic() - self._lag_at > 1.0:
@@ -463,20 +475,31 @@ class ProjectionWorker:
         last = last.decode() if isinstance(last, bytes) else last
         return len(await self.redis.xrange(feed, f"({last}", "+", count=LAG_COUNT_CAP))
 
-    async def run(self, stop: asyncio.Event, block_ms: int = 1000) -> None:
+    async def run(self, stop: asyncio.Event, block_ms: int = RUNG_WAIT_MS) -> None:
         await self.setup()
+        # Every append rings; a resubscribe rings too, since appends may have gone unheard.
+        self._bell = self.store.doorbell(lambda game_id, version: self._rung.set(),
+                                         self._rung.set)
+        self._bell.start()
+        stopping = asyncio.ensure_future(stop.wait())
+        stopping.add_done_callback(lambda _: self._rung.set())  # no idle wait past a stop
         last_reclaim = 0.0
-        while not stop.is_set():
-            try:
-                due = time.monotonic() - last_reclaim > self.min_idle_ms / 2000
-                if due:
-                    last_reclaim = time.monotonic()
-                await self.step(block_ms, reclaim=due)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - keep consuming; Redis may come back
-                log.exception("projection step failed")
-                await asyncio.sleep(1)
+        try:
+            while not stop.is_set():
+                try:
+                    due = time.monotonic() - last_reclaim > self.min_idle_ms / 2000
+                    if due:
+                        last_reclaim = time.monotonic()
+                    await self.step(block_ms, reclaim=due)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 - keep consuming; Redis may come back
+                    log.exception("projection step failed")
+                    await asyncio.sleep(1)
+        finally:
+            stopping.cancel()
+            await self._bell.stop()
+            self._bell = None
 
 
 class InProcessProjections:

@@ -93,6 +93,47 @@ async def test_the_lag_metric_counts_entries_not_yet_acknowledged(redis_url: str
     await rm.close()
 
 
+async def test_an_idle_worker_wakes_on_the_doorbell_and_stops_at_once(redis_url: str) -> None:
+    """Idle, a running worker waits for an append's ring, not for a poll: with its fallback
+    look at the feeds a minute away, a new game is projected at once; a stop ends the wait."""
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group)
+    await worker.catch_up()
+    reads = 0
+    read_new = worker.read_new
+
+    async def counted() -> list:
+        nonlocal reads
+        reads += 1
+        return await read_new()
+
+    worker.read_new = counted  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, block_ms=60_000))
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 10
+    while not (worker._bell and worker._bell.subscribed.is_set()) and loop.time() < until:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.5)  # the first steps, then an idle wait
+    idle_reads = reads
+    await asyncio.sleep(1.0)
+    assert reads == idle_reads, "an idle worker that hears the doorbell reads no feed"
+    game_id = await play_random(Host(store, GAMES), TOY, seed=3, stop_at=None)
+    while game_id not in await listed(rm, [game_id]) and loop.time() < until:
+        await asyncio.sleep(0.02)
+    assert game_id in await listed(rm, [game_id]), "the ring woke the worker"
+    t0 = loop.time()
+    stop.set()
+    await asyncio.wait_for(running, 5)
+    assert loop.time() - t0 < 1.0
+    await store.close()
+    await rm.close()
+
+
 async def test_a_worker_killed_mid_batch_loses_nothing(redis_url: str) -> None:
     """Worker A reads a batch and dies before acknowledging; B reclaims it and projects it."""
     from services.core.redis_store import RedisStore
