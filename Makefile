@@ -11,7 +11,7 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast browser bench bench-streams loadtest lint typecheck protos buf clean
+.PHONY: run test test-fast browser router bench bench-streams loadtest lint typecheck protos buf clean
 
 $(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,7 +42,7 @@ buf: $(BUF)
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(GEN_STAMP) $(BUF) browser
+test: $(GEN_STAMP) $(BUF) browser router
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The console's browser tests drive Debian's chromium with Playwright (pip installs Playwright;
@@ -54,6 +54,14 @@ browser:
 	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q chromium >/dev/null 2>&1; } \
 	  || echo "chromium could not be installed (needs root or sudo): the console's browser tests will be skipped"
 
+# HAProxy, the router of deploy/haproxy.cfg (routing by game id), for its tests and the load
+# test: Debian's package, installed when missing as chromium is; without it they skip or omit
+# that configuration and say so.
+router:
+	@command -v haproxy >/dev/null 2>&1 || $(SUDO) apt-get install -y -q haproxy >/dev/null 2>&1 \
+	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q haproxy >/dev/null 2>&1; } \
+	  || echo "haproxy could not be installed (needs root or sudo): the router's tests will be skipped"
+
 test-fast: $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
@@ -64,9 +72,10 @@ bench: $(GEN_STAMP)
 bench-streams: $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.streams
 
-# The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, workers, Celery on
-# RabbitMQ) stepped to its knee; LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
-loadtest: $(GEN_STAMP)
+# The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, then 2 behind the router,
+# workers, Celery on RabbitMQ) stepped to its knee;
+# LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
+loadtest: $(GEN_STAMP) router
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).

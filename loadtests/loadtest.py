@@ -1,7 +1,8 @@
 """`make loadtest`: the whole topology under an open-loop load, stepped up to its knee.
 
 For each store (one Redis, then a Redis Cluster of 3 masters and 3 replicas) and each replica
-count (1, then 2 servers behind client-side round robin), it starts from nothing:
+count (1, then 2 servers behind client-side round robin; then 2 behind the router of
+deploy/haproxy.cfg, which sends each game's calls to one replica), it starts from nothing:
 
     arbiter serve  x N        ARBITER_PROJECTIONS=external, ARBITER_DEADLINES=external
     arbiter workers projections, arbiter workers deadlines
@@ -23,6 +24,7 @@ once. Writes loadtests/results/loadtest.json and loadtests/results/loadtest.png.
 
     python -m loadtests.loadtest [--step-seconds 5] [--max-rate 2000] [--broker amqp|redis]
                                  [--stores redis,cluster] [--replicas 1,2]
+                                 [--routing round_robin,affinity] [--out loadtest]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import platform
 import random
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -140,13 +143,16 @@ class Topology:
     ports: list[int] = field(default_factory=list)
     metrics_ports: list[int] = field(default_factory=list)
     idle_cpu_per_s: dict[str, float] = field(default_factory=dict)
+    router: subprocess.Popen[bytes] | None = None  # HAProxy, routing by game id
+    router_port: int = 0
 
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far: the servers, the workers (projections, deadlines, Celery ai),
-        the store's redis-servers, and this load generator."""
+        the store's redis-servers, the router (when there is one), and this load generator."""
         return {"server": sum(tree_cpu_seconds(p.pid) for p in self.servers),
                 "workers": sum(tree_cpu_seconds(p.pid) for p in self.workers),
                 "redis": sum(tree_cpu_seconds(pid) for pid in self.redis),
+                "router": tree_cpu_seconds(self.router.pid) if self.router else 0.0,
                 "load_generator": own_cpu_seconds()}
 
     def cache(self) -> dict[str, float]:
@@ -157,10 +163,11 @@ class Topology:
         return totals
 
     def stop(self) -> None:
-        for p in self.servers + self.workers:
+        processes = self.servers + self.workers + ([self.router] if self.router else [])
+        for p in processes:
             if p.poll() is None:
                 p.terminate()
-        for p in self.servers + self.workers:
+        for p in processes:
             try:
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -192,6 +199,35 @@ def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) 
         top.workers.append(arbiter(["workers", kind, *extra], dict(
             env, ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/{kind}.log"))
     return top
+
+
+ROUTER_CONFIG = os.path.join(os.path.dirname(HERE), "deploy", "haproxy.cfg")
+
+
+def router_config(listen: int, servers: list[int]) -> str:
+    """deploy/haproxy.cfg with this machine's addresses in place of compose's."""
+    out = []
+    for line in open(ROUTER_CONFIG).read().splitlines():
+        words = line.split()
+        if words[:1] == ["bind"]:
+            line = line.replace(words[1], f"127.0.0.1:{listen}")
+        elif words[:1] == ["server-template"]:
+            indent = line[:len(line) - len(line.lstrip())]
+            line = "\n".join(f"{indent}server s{i} 127.0.0.1:{port} proto h2"
+                             for i, port in enumerate(servers))
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def start_router(top: Topology, logdir: str) -> None:
+    """HAProxy in front of the servers, as deploy/haproxy.cfg configures it."""
+    top.router_port = free_port()
+    path = os.path.join(logdir, "haproxy.cfg")
+    with open(path, "w") as f:
+        f.write(router_config(top.router_port, top.ports))
+    log = open(os.path.join(logdir, "haproxy.log"), "ab")
+    top.router = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=log,
+                                  stderr=subprocess.STDOUT)
 
 
 async def wait_serving(ports: list[int], seconds: float = 60) -> None:
@@ -279,7 +315,7 @@ class Step:
                                                               / max(1, self.done), 3)
                for name in self.cpu},
             "system_cpu_ms_per_request_above_idle": round(1000 * sum(
-                self.above_idle(name) for name in ("server", "workers", "redis"))
+                self.above_idle(name) for name in ("server", "workers", "redis", "router"))
                 / max(1, self.done), 3),
             # Entries a server folded after another process appended them (the other replica,
             # or the AI workers), and games it read in afresh, per request.
@@ -291,8 +327,9 @@ class Step:
 
 
 class Load:
-    def __init__(self, channel: grpc.aio.Channel, seed: int) -> None:
+    def __init__(self, channel: grpc.aio.Channel, seed: int, affinity: bool = False) -> None:
         self.channel = channel
+        self.affinity = affinity  # send x-game-id, which the router hashes
         self.rng = random.Random(seed)
         self.tables: list[Table] = []
         self.acked: dict[str, list[tuple[str, int]]] = {}  # game id -> (command id, version)
@@ -313,6 +350,12 @@ class Load:
     def game_rpc(self, game: Game, method: str, req: Any, resp: Any, stream: bool = False
                  ) -> Any:
         return self.rpc(f"arbiter.{game.name}.v1.Game", method, req, resp, stream)
+
+    def metadata(self, table: Table, token: bool = True) -> tuple[tuple[str, str], ...]:
+        """A call's metadata about `table`'s game: the seat token, and the game id for the
+        router (routed by game)."""
+        md = (("x-seat-token", table.token),) if token else ()
+        return md + ((("x-game-id", table.game_id),) if self.affinity else ())
 
     async def create(self, step: Step, t0: float) -> None:
         game = registry.game(self.game_names[len(self.tables) % len(self.game_names)])
@@ -340,7 +383,8 @@ class Load:
         """A spectator following the game to its end."""
         call = self.game_rpc(table.game, "Watch", apb.WatchRequest, table.game.pb.Update, True)
         try:
-            async for update in call(apb.WatchRequest(game_id=table.game_id)):
+            async for update in call(apb.WatchRequest(game_id=table.game_id),
+                                     metadata=self.metadata(table, token=False)):
                 if update.HasField("finished"):
                     break
             self.watch_codes["OK"] += 1
@@ -349,7 +393,7 @@ class Load:
 
     async def look(self, table: Table) -> None:
         """Find out (GetView) whether it is the human's turn; if so, it starts thinking."""
-        md = (("x-seat-token", table.token),)
+        md = self.metadata(table)
         view = await self.game_rpc(table.game, "GetView", apb.GetViewRequest,
                                    table.game.pb.View)(
             apb.GetViewRequest(game_id=table.game_id), metadata=md, timeout=30)
@@ -365,7 +409,7 @@ class Load:
             table.ready_at = 0.0
 
     async def act(self, table: Table, step: Step, t0: float) -> None:
-        game, md = table.game, (("x-seat-token", table.token),)
+        game, md = table.game, self.metadata(table)
         try:
             legal = await self.game_rpc(game, "ListLegalActions", apb.ListLegalActionsRequest,
                                         game.pb.LegalActions)(
@@ -503,31 +547,38 @@ def past_knee(step: Step, first: Step | None) -> bool:
 
 
 async def run_config(store: str, redis: RedisServers, broker_url: str, replicas: int,
-                     args: argparse.Namespace, logdir: str) -> dict[str, Any]:
+                     routing: str, args: argparse.Namespace, logdir: str) -> dict[str, Any]:
     top = start_topology(redis.url, broker_url, replicas, logdir)
     top.redis = [p.pid for p in redis.procs]
+    name = f"{store} x{replicas}" + (" by game" if routing == "affinity" else "")
     try:
         await wait_serving(top.ports)
+        if routing == "affinity":
+            # The router (deploy/haproxy.cfg) sends each game's calls to one replica.
+            start_router(top, logdir)
+            await wait_serving([top.router_port])
+            target, options = f"127.0.0.1:{top.router_port}", []
+        else:
+            # Client-side round robin over the replicas: one channel, a connection to each.
+            target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
+            options = [("grpc.lb_policy_name", "round_robin")]
         cpu0 = top.cpu()
         await asyncio.sleep(IDLE_SECONDS)
         top.idle_cpu_per_s = {k: (v - cpu0[k]) / IDLE_SECONDS for k, v in top.cpu().items()}
-        # Client-side round robin over the replicas: one channel, a connection to each.
-        target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
-        async with grpc.aio.insecure_channel(
-                target, options=[("grpc.lb_policy_name", "round_robin")]) as channel:
-            load = Load(channel, seed=replicas)
+        async with grpc.aio.insecure_channel(target, options=options) as channel:
+            load = Load(channel, seed=replicas, affinity=routing == "affinity")
             await load.run_step(args.start_rate, 3, top)  # warm up: imports, caches, pools
             # The same rate, from the same point, in every configuration: CPU per request
             # compared where each configuration has the same work and the same games.
             same = await load.run_step(args.compare_rate, args.step_seconds * 2, top)
-            print(f"  {store} x{replicas} at {args.compare_rate:.0f}/s: "
+            print(f"  {name} at {args.compare_rate:.0f}/s: "
                   f"{json.dumps(same.summary())}", flush=True)
             steps: list[Step] = []
             rate, good_rate, bad_rate, retrying = args.start_rate, 0.0, 0.0, False
             while rate <= args.max_rate:
                 step = await load.run_step(rate, args.step_seconds, top)
                 steps.append(step)
-                print(f"  {store} x{replicas} offered {rate:.0f}/s: "
+                print(f"  {name} offered {rate:.0f}/s: "
                       f"{json.dumps(step.summary())}", flush=True)
                 if past_knee(step, steps[0]) and not retrying:
                     retrying = True  # a stall of the shared machine breaks one step, not two
@@ -550,12 +601,13 @@ async def run_config(store: str, redis: RedisServers, broker_url: str, replicas:
                 if knee:
                     step = await load.run_step(knee * share, args.step_seconds * 2, top)
                     at[f"at_{int(share * 100)}pct"] = step.summary()
-                    print(f"  {store} x{replicas} at {int(share * 100)}% of the knee: "
+                    print(f"  {name} at {int(share * 100)}% of the knee: "
                           f"{json.dumps(step.summary())}", flush=True)
             await asyncio.sleep(2)  # let the AI seats finish what was handed to them
             audit = await load.audit()
-            print(f"  {store} x{replicas} audit: {json.dumps(audit)}", flush=True)
-            return {"store": store, "replicas": replicas, "knee_per_s": round(knee, 1),
+            print(f"  {name} audit: {json.dumps(audit)}", flush=True)
+            return {"store": store, "replicas": replicas, "routing": routing,
+                    "knee_per_s": round(knee, 1),
                     "idle_cpu_per_s": {k: round(v, 4) for k, v in top.idle_cpu_per_s.items()},
                     "at_same_rate": same.summary(),
                     "steps": [s.summary() for s in steps], **at, "audit": audit,
@@ -576,7 +628,8 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
         # In the order of the offered rate (the knee's narrowing and retried steps come last).
         steps = sorted(r["steps"], key=lambda s: s["offered_per_s"])
         xs = [s["offered_per_s"] for s in steps]
-        label = f"{r['store']}, {r['replicas']} replica{'s' if r['replicas'] > 1 else ''}"
+        label = f"{r['store']}, {r['replicas']} replica{'s' if r['replicas'] > 1 else ''}" + (
+            ", by game" if r.get("routing") == "affinity" else "")
         line, = ax.plot(xs, [s["act_p99_ms"] for s in steps], marker="o", label=label + " p99")
         ax.plot(xs, [s["act_p50_ms"] for s in steps], marker=".", linestyle="--",
                 color=line.get_color(), label=label + " p50")
@@ -589,6 +642,22 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def configurations(args: argparse.Namespace) -> list[tuple[str, int, str]]:
+    """(store, replicas, routing) to run: routing by game needs several replicas, and
+    HAProxy (which `make loadtest` installs where it can)."""
+    out = []
+    for store in args.stores.split(","):
+        for replicas in (int(r) for r in args.replicas.split(",")):
+            for routing in args.routing.split(","):
+                if routing == "affinity" and replicas < 2:
+                    continue
+                if routing == "affinity" and shutil.which("haproxy") is None:
+                    print(f"{store} x{replicas} by game: skipped, no haproxy here", flush=True)
+                    continue
+                out.append((store, replicas, routing))
+    return out
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -605,16 +674,15 @@ async def main_async(args: argparse.Namespace) -> int:
             vhost, broker_url = rabbitmq_vhost()
         else:
             broker_url = broker_redis.url.rsplit("/", 1)[0] + "/1"
-        for store in args.stores.split(","):
-            for replicas in (int(r) for r in args.replicas.split(",")):
-                servers = start_cluster() if store == "cluster" else start_standalone()
-                started.append(servers)
-                print(f"{store} with {replicas} server replica(s), broker {args.broker}",
-                      flush=True)
-                results.append(await run_config(store, servers, broker_url, replicas, args,
-                                                logdir))
-                servers.stop()
-                started.remove(servers)
+        for store, replicas, routing in configurations(args):
+            servers = start_cluster() if store == "cluster" else start_standalone()
+            started.append(servers)
+            print(f"{store} with {replicas} server replica(s), {routing}, broker "
+                  f"{args.broker}", flush=True)
+            results.append(await run_config(store, servers, broker_url, replicas, routing,
+                                            args, logdir))
+            servers.stop()
+            started.remove(servers)
     finally:
         for s in started:
             s.stop()
@@ -623,9 +691,9 @@ async def main_async(args: argparse.Namespace) -> int:
     report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
               "cpus": os.cpu_count(), "load_average": os.getloadavg(),
               "step_seconds": args.step_seconds, "broker": args.broker, "results": results}
-    with open(os.path.join(RESULTS, "loadtest.json"), "w") as f:
+    with open(os.path.join(RESULTS, f"{args.out}.json"), "w") as f:
         json.dump(report, f, indent=2)
-    plot(results, os.path.join(RESULTS, "loadtest.png"))
+    plot(results, os.path.join(RESULTS, f"{args.out}.png"))
     bad = [r for r in results if r["audit"].get("acknowledged_lost") or
            r["audit"].get("acknowledged_duplicated") or r["audit"].get("failed_verification")
            or r["audit"].get("games_with_gaps")]
@@ -636,7 +704,7 @@ def replot(report_path: str) -> None:
     """Draw the plot again from a report (python -c "from loadtests.loadtest import replot;
     replot('loadtests/results/loadtest.json')")."""
     with open(report_path) as f:
-        plot(json.load(f)["results"], os.path.join(os.path.dirname(report_path), "loadtest.png"))
+        plot(json.load(f)["results"], report_path.removesuffix(".json") + ".png")
 
 
 def main() -> int:
@@ -652,6 +720,11 @@ def main() -> int:
     parser.add_argument("--broker", choices=["amqp", "redis"], default="amqp")
     parser.add_argument("--stores", default="redis,cluster")
     parser.add_argument("--replicas", default="1,2")
+    parser.add_argument("--routing", default="round_robin,affinity",
+                        help="round_robin: the client spreads calls over the replicas; "
+                             "affinity: HAProxy (deploy/haproxy.cfg) routes by game id")
+    parser.add_argument("--out", default="loadtest",
+                        help="the report's name in loadtests/results (.json and .png)")
     return asyncio.run(main_async(parser.parse_args()))
 
 

@@ -1,0 +1,116 @@
+"""deploy/haproxy.cfg, the router that sends every call about one game to the same replica:
+HAProxy checks the file as it is, then runs it (with this machine's addresses, as `make
+loadtest` does) in front of two servers that each keep games of their own. `make test`
+installs Debian's haproxy where it can; without it these tests are skipped with the reason."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+import yaml
+from arbiter.bubblee.v1 import bubblee_pb2, bubblee_pb2_grpc
+from arbiter.v1 import arbiter_pb2
+
+from loadtests.loadtest import ROUTER_CONFIG, router_config
+from services import games as registry
+from services.core.server import Config
+from services.core.store import MemoryStore
+from services.process import build
+
+ROOT = Path(__file__).resolve().parents[2]
+HAPROXY = shutil.which("haproxy")
+needs_haproxy = pytest.mark.skipif(HAPROXY is None, reason="no haproxy here (make test "
+                                   "installs Debian's package where it may)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_compose_runs_the_file_in_front_of_its_servers() -> None:
+    services = yaml.safe_load((ROOT / "deploy" / "docker-compose.yml").read_text())["services"]
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in services["router"]["volumes"]
+    servers = [line.split()[3] for line in Path(ROUTER_CONFIG).read_text().splitlines()
+               if line.split()[:1] == ["server-template"]]
+    assert servers == ["arbiter:50051"] and "arbiter" in services
+
+
+@needs_haproxy
+def test_haproxy_accepts_the_deployed_file() -> None:
+    checked = subprocess.run([str(HAPROXY), "-c", "-f", ROUTER_CONFIG], capture_output=True,
+                             text=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@needs_haproxy
+async def test_a_games_calls_reach_one_server_and_the_others_are_spread(tmp_path: Path
+                                                                         ) -> None:
+    bubblee = {"bubblee": registry.game("bubblee")}
+    servers = [build(Config(grpc_addr="127.0.0.1:0"), bubblee, MemoryStore()) for _ in "ab"]
+    for built in servers:
+        await built.server.start()
+    listen = free_port()
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(router_config(listen, [built.port for built in servers]))
+    router = subprocess.Popen([str(HAPROXY), "-db", "-f", str(config)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert router.poll() is None, router.stderr.read() if router.stderr else ""
+            try:
+                socket.create_connection(("127.0.0.1", listen), 0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the router does not listen"
+                time.sleep(0.05)
+        request = bubblee_pb2.CreateGameRequest(seats=[arbiter_pb2.Seat(name="a"),
+                                                       arbiter_pb2.Seat(name="b")])
+        # Games that only the first server knows (each server has a store of its own).
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{servers[0].port}") as direct:
+            stub = bubblee_pb2_grpc.GameStub(direct)
+            ids = [(await stub.CreateGame(request, timeout=10)).game_id for _ in range(16)]
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}") as routed:
+            stub = bubblee_pb2_grpc.GameStub(routed)
+
+            async def found(game_id: str, metadata: tuple[tuple[str, str], ...]) -> bool:
+                try:
+                    await stub.GetView(arbiter_pb2.GetViewRequest(game_id=game_id),
+                                       metadata=metadata, timeout=10)
+                    return True
+                except grpc.aio.AioRpcError as e:
+                    assert e.code() == grpc.StatusCode.NOT_FOUND, e
+                    return False
+
+            answers = {g: [await found(g, (("x-game-id", g),)) for _ in range(4)] for g in ids}
+            # Every call about one game reached the same server, and games go to both.
+            assert all(len(set(a)) == 1 for a in answers.values()), answers
+            assert {a[0] for a in answers.values()} == {True, False}, answers
+            # Without the header (CreateGame, ListGames) the calls take the servers in turn.
+            assert {await found(ids[0], ()) for _ in range(6)} == {True, False}
+            # A client following many games keeps a stream open for each (HTTP/2 allows
+            # 100 at once by default) and still makes calls beside them.
+            home = next(g for g, a in answers.items() if a[0])
+            streams = [stub.Watch(arbiter_pb2.WatchRequest(game_id=home),
+                                  metadata=(("x-game-id", home),)) for _ in range(150)]
+            try:
+                for stream in streams:
+                    await asyncio.wait_for(stream.read(), 10)
+                assert await asyncio.wait_for(found(home, (("x-game-id", home),)), 10)
+            finally:
+                for stream in streams:
+                    stream.cancel()
+    finally:
+        router.terminate()
+        router.wait(timeout=10)
+        for built in servers:
+            await built.server.stop(None)
