@@ -42,7 +42,7 @@ from services.core import log as gamelog
 from services.core.decider import Game
 from services.core.metrics import METRICS
 from services.core.reads import SnapshotSource
-from services.core.store import PARTITIONS, Doorbell, Store, StoreOnRedis
+from services.core.store import PARTITIONS, Doorbell, Store, StoreOnRedis, partition_of
 from services.workers.readmodel import ReadModel, Update, fingerprint
 from services.workers.shards import pipelined
 
@@ -325,8 +325,9 @@ def _unique_games(rows: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[str]:
 
 POLL_MS = 50  # how long an idle worker that hears no doorbell waits before looking again...
 IDLE_MAX_MS = 200  # ... doubling up to this while the feeds stay empty
-# An idle worker that hears the doorbell (every append rings it) looks at the feeds when it
-# rings, and this often anyway (a ring is a hint: one may be lost).
+# A worker that hears the doorbell (every append rings it, naming its game) reads the feeds of
+# the games that rang; it reads every feed after a reconnect or a failed step, and at least
+# this often anyway, busy or idle (a ring is a hint: one may be lost).
 RUNG_WAIT_MS = 5_000
 LAG_COUNT_CAP = 10_000  # beyond this, "very behind" is all the lag metric needs to say
 
@@ -348,12 +349,27 @@ class ProjectionWorker:
         self.min_idle_ms = min_idle_ms
         self.count = count
         self.feeds = {feed_key(p): p for p in range(PARTITIONS)}
+        self._feed_of = {p: feed for feed, p in self.feeds.items()}
         self._ready = False
         self._idle_ms = POLL_MS
         self._lag_at = 0.0
         self._lock = asyncio.Lock()
         self._rung = asyncio.Event()  # set by the doorbell's rings while `run` runs
+        self._rung_feeds: set[str] = set()  # the feeds of the games that rang since a read
+        self._sweep = True  # read every feed at the next step
+        self._swept_at = 0.0  # when every feed was last read
         self._bell: Doorbell | None = None
+
+    def _ring(self, game_id: str, version: int | None) -> None:
+        self._rung_feeds.add(self._feed_of[partition_of(game_id)])
+        self._rung.set()
+
+    def _reconnected(self) -> None:
+        self._sweep = True  # appends made while it was not subscribed rang nobody
+        self._rung.set()
+
+    def _hearing(self) -> bool:
+        return self._bell is not None and self._bell.subscribed.is_set()
 
     async def setup(self) -> None:
         if self._ready:
@@ -397,8 +413,9 @@ class ProjectionWorker:
                     starts[feed] = start
         return done
 
-    async def read_new(self) -> list[tuple[str, list[Any]]]:
-        """Read new entries for this consumer (they are pending until acknowledged).
+    async def read_new(self, feeds: Sequence[str] | None = None) -> list[tuple[str, list[Any]]]:
+        """Read new entries of `feeds` (default: every feed) for this consumer (they are
+        pending until acknowledged).
 
         One XREADGROUP per feed (each feed lives in its own slot, and a command may not span
         slots on Redis Cluster), all sent at once: one pipeline per node. Never blocking:
@@ -406,7 +423,8 @@ class ProjectionWorker:
         """
         replies = await pipelined(self.redis, "xreadgroup",
                                   [(self.group, self.consumer, {feed: ">"})
-                                   for feed in self.feeds], count=self.count)
+                                   for feed in (self.feeds if feeds is None else feeds)],
+                                  count=self.count)
         found = []
         for reply in replies:
             found += [(f.decode() if isinstance(f, bytes) else f, rows)
@@ -418,20 +436,33 @@ class ProjectionWorker:
         # already read (they are no longer new to XREADGROUP) but not yet written.
         async with self._lock:
             await self.setup()
-            self._rung.clear()  # a ring from here on is for entries this step may not see
+            # Hearing every append, the loop reads only the feeds that rang; a catch-up, a
+            # deaf worker, and a sweep (see RUNG_WAIT_MS) read them all.
+            now = time.monotonic()
+            targeted = (block_ms is not None and self._hearing() and not self._sweep
+                        and now - self._swept_at < RUNG_WAIT_MS / 1000)
+            feeds = sorted(self._rung_feeds) if targeted else None
+            self._rung.clear()  # rings from here on are for entries this step may not see
+            self._rung_feeds.clear()
+            if feeds is None:
+                self._sweep, self._swept_at = False, now
             try:
                 done = await self.reclaim() if reclaim else 0
-                for feed, rows in await self.read_new():
+                found = await self.read_new(feeds) if feeds != [] else []
+                for feed, rows in found:
+                    if len(rows) >= self.count:
+                        self._rung_feeds.add(feed)  # more may wait behind these
                     done += await self._handle(feed, rows)
-            except ResponseError as e:
-                if "NOGROUP" in str(e):
+            except Exception as e:
+                self._sweep = True  # the feeds that rang may not all have been read
+                if isinstance(e, ResponseError) and "NOGROUP" in str(e):
                     # A feed lost the group (a failover to a replica it had not reached,
                     # a deleted key): create it again at the next step.
                     self._ready = False
                 raise
         if done:
             self._idle_ms = POLL_MS
-        elif block_ms and self._bell is not None and self._bell.subscribed.is_set():
+        elif block_ms and self._hearing():
             # Idle, hearing every append: wait (outside the lock) for the next one.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._rung.wait(), block_ms / 1000)
@@ -478,8 +509,7 @@ class ProjectionWorker:
     async def run(self, stop: asyncio.Event, block_ms: int = RUNG_WAIT_MS) -> None:
         await self.setup()
         # Every append rings; a resubscribe rings too, since appends may have gone unheard.
-        self._bell = self.store.doorbell(lambda game_id, version: self._rung.set(),
-                                         self._rung.set)
+        self._bell = self.store.doorbell(self._ring, self._reconnected)
         self._bell.start()
         stopping = asyncio.ensure_future(stop.wait())
         stopping.add_done_callback(lambda _: self._rung.set())  # no idle wait past a stop

@@ -95,21 +95,21 @@ async def test_the_lag_metric_counts_entries_not_yet_acknowledged(redis_url: str
 
 async def test_an_idle_worker_wakes_on_the_doorbell_and_stops_at_once(redis_url: str) -> None:
     """Idle, a running worker waits for an append's ring, not for a poll: with its fallback
-    look at the feeds a minute away, a new game is projected at once; a stop ends the wait."""
-    from services.core.redis_store import RedisStore
+    look at the feeds a minute away, a new game is projected at once, reading its game's feed
+    alone; a stop ends the wait."""
+    from services.core.redis_store import RedisStore, feed_key
 
     group, prefix = unique()
     store = RedisStore(redis_url)
     rm = RedisReadModel(redis_url, prefix)
     worker = ProjectionWorker(store, rm, GAMES, group=group)
     await worker.catch_up()
-    reads = 0
+    reads: list[list[str] | None] = []  # the feeds of each read (None: every feed)
     read_new = worker.read_new
 
-    async def counted() -> list:
-        nonlocal reads
-        reads += 1
-        return await read_new()
+    async def counted(feeds: list[str] | None = None) -> list:
+        reads.append(None if feeds is None else list(feeds))
+        return await read_new(feeds)
 
     worker.read_new = counted  # type: ignore[method-assign]
     stop = asyncio.Event()
@@ -119,13 +119,17 @@ async def test_an_idle_worker_wakes_on_the_doorbell_and_stops_at_once(redis_url:
     while not (worker._bell and worker._bell.subscribed.is_set()) and loop.time() < until:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)  # the first steps, then an idle wait
-    idle_reads = reads
+    idle_reads = len(reads)
     await asyncio.sleep(1.0)
-    assert reads == idle_reads, "an idle worker that hears the doorbell reads no feed"
+    assert len(reads) == idle_reads, "an idle worker that hears the doorbell reads no feed"
     game_id = await play_random(Host(store, GAMES), TOY, seed=3, stop_at=None)
     while game_id not in await listed(rm, [game_id]) and loop.time() < until:
         await asyncio.sleep(0.02)
     assert game_id in await listed(rm, [game_id]), "the ring woke the worker"
+    own = feed_key(partition_of(game_id))
+    targeted = [feeds for feeds in reads[idle_reads:] if feeds is not None]  # not sweeps
+    assert targeted and all(feeds == [own] for feeds in targeted), \
+        "it read the feed of the game that rang, and no other"
     t0 = loop.time()
     stop.set()
     await asyncio.wait_for(running, 5)
