@@ -356,8 +356,7 @@ class ProjectionWorker:
         self._lock = asyncio.Lock()
         self._rung = asyncio.Event()  # set by the doorbell's rings while `run` runs
         self._rung_feeds: set[str] = set()  # the feeds of the games that rang since a read
-        self._sweep = True  # read every feed at the next step
-        self._swept_at = 0.0  # when every feed was last read
+        self._swept_at = 0.0  # when every feed was last read (0: read them all next)
         self._bell: Doorbell | None = None
 
     def _ring(self, game_id: str, version: int | None) -> None:
@@ -365,7 +364,7 @@ class ProjectionWorker:
         self._rung.set()
 
     def _reconnected(self) -> None:
-        self._sweep = True  # appends made while it was not subscribed rang nobody
+        self._swept_at = 0.0  # appends made while it was not subscribed rang nobody
         self._rung.set()
 
     def _hearing(self) -> bool:
@@ -439,13 +438,13 @@ class ProjectionWorker:
             # Hearing every append, the loop reads only the feeds that rang; a catch-up, a
             # deaf worker, and a sweep (see RUNG_WAIT_MS) read them all.
             now = time.monotonic()
-            targeted = (block_ms is not None and self._hearing() and not self._sweep
+            targeted = (block_ms is not None and self._hearing()
                         and now - self._swept_at < RUNG_WAIT_MS / 1000)
             feeds = sorted(self._rung_feeds) if targeted else None
             self._rung.clear()  # rings from here on are for entries this step may not see
             self._rung_feeds.clear()
             if feeds is None:
-                self._sweep, self._swept_at = False, now
+                self._swept_at = now
             try:
                 done = await self.reclaim() if reclaim else 0
                 found = await self.read_new(feeds) if feeds != [] else []
@@ -454,7 +453,7 @@ class ProjectionWorker:
                         self._rung_feeds.add(feed)  # more may wait behind these
                     done += await self._handle(feed, rows)
             except Exception as e:
-                self._sweep = True  # the feeds that rang may not all have been read
+                self._swept_at = 0.0  # the feeds that rang may not all have been read
                 if isinstance(e, ResponseError) and "NOGROUP" in str(e):
                     # A feed lost the group (a failover to a replica it had not reached,
                     # a deleted key): create it again at the next step.
