@@ -49,18 +49,19 @@ test: $(GEN_STAMP) $(BUF) browser router
 # its own browser download is not used). Installed when missing, as root or with sudo -n;
 # where neither works the tests say so and are skipped.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
+# $(call apt_install,PACKAGE,what goes without it): Debian's PACKAGE (its command has its
+# name) unless it is there, as root or with sudo -n; else a line saying what is skipped.
+apt_install = command -v $(1) >/dev/null 2>&1 || $(SUDO) apt-get install -y -q $(1) >/dev/null 2>&1 \
+	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q $(1) >/dev/null 2>&1; } \
+	  || echo "$(1) could not be installed (needs root or sudo): $(2)"
 browser:
-	@command -v chromium >/dev/null 2>&1 || $(SUDO) apt-get install -y -q chromium >/dev/null 2>&1 \
-	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q chromium >/dev/null 2>&1; } \
-	  || echo "chromium could not be installed (needs root or sudo): the console's browser tests will be skipped"
+	@$(call apt_install,chromium,the console's browser tests will be skipped)
 
 # HAProxy, the router of deploy/haproxy.cfg (routing by game id), for its tests and the load
 # test: Debian's package, installed when missing as chromium is; without it they skip or omit
 # that configuration and say so.
 router:
-	@command -v haproxy >/dev/null 2>&1 || $(SUDO) apt-get install -y -q haproxy >/dev/null 2>&1 \
-	  || { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q haproxy >/dev/null 2>&1; } \
-	  || echo "haproxy could not be installed (needs root or sudo): the router's tests will be skipped"
+	@$(call apt_install,haproxy,the router's tests will be skipped)
 
 test-fast: $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
