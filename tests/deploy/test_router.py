@@ -1,15 +1,13 @@
 """deploy/haproxy.cfg, the router that sends every call about one game to the same replica:
-HAProxy checks the file as it is, then runs it (with this machine's addresses, as `make
-loadtest` does) in front of two servers that each keep games of their own. `make test`
+HAProxy checks the file as it is, then the load test's own start_router runs it (with this
+machine's addresses) in front of two servers that each keep games of their own. `make test`
 installs Debian's haproxy where it can; without it these tests are skipped with the reason."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import grpc
@@ -18,7 +16,7 @@ import yaml
 from arbiter.bubblee.v1 import bubblee_pb2, bubblee_pb2_grpc
 from arbiter.v1 import arbiter_pb2
 
-from loadtests.loadtest import ROUTER_CONFIG, router_config
+from loadtests.loadtest import ROUTER_CONFIG, Topology, start_router, wait_serving
 from services import games as registry
 from services.core.server import Config
 from services.core.store import MemoryStore
@@ -28,12 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HAPROXY = shutil.which("haproxy")
 needs_haproxy = pytest.mark.skipif(HAPROXY is None, reason="no haproxy here (make test "
                                    "installs Debian's package where it may)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_compose_runs_the_file_in_front_of_its_servers() -> None:
@@ -58,28 +50,17 @@ async def test_a_games_calls_reach_one_server_and_the_others_are_spread(tmp_path
     servers = [build(Config(grpc_addr="127.0.0.1:0"), bubblee, MemoryStore()) for _ in "ab"]
     for built in servers:
         await built.server.start()
-    listen = free_port()
-    config = tmp_path / "haproxy.cfg"
-    config.write_text(router_config(listen, [built.port for built in servers]))
-    router = subprocess.Popen([str(HAPROXY), "-db", "-f", str(config)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    top = Topology(ports=[built.port for built in servers])
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            assert router.poll() is None, router.stderr.read() if router.stderr else ""
-            try:
-                socket.create_connection(("127.0.0.1", listen), 0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the router does not listen"
-                time.sleep(0.05)
+        start_router(top, str(tmp_path))
+        await wait_serving([top.router_port], seconds=20)  # health, through the router
         request = bubblee_pb2.CreateGameRequest(seats=[arbiter_pb2.Seat(name="a"),
                                                        arbiter_pb2.Seat(name="b")])
         # Games that only the first server knows (each server has a store of its own).
         async with grpc.aio.insecure_channel(f"127.0.0.1:{servers[0].port}") as direct:
             stub = bubblee_pb2_grpc.GameStub(direct)
             ids = [(await stub.CreateGame(request, timeout=10)).game_id for _ in range(16)]
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{listen}") as routed:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{top.router_port}") as routed:
             stub = bubblee_pb2_grpc.GameStub(routed)
 
             async def found(game_id: str, metadata: tuple[tuple[str, str], ...]) -> bool:
@@ -110,7 +91,6 @@ async def test_a_games_calls_reach_one_server_and_the_others_are_spread(tmp_path
                 for stream in streams:
                     stream.cancel()
     finally:
-        router.terminate()
-        router.wait(timeout=10)
+        top.stop()
         for built in servers:
             await built.server.stop(None)
