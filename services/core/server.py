@@ -39,6 +39,7 @@ class Config:
     broker_url: str = ""  # empty: AI turns run in process
     admin_token: str = ""
     data_dir: str = "var"  # the embedded store's append-only file lives here
+    fsync: bool = True  # an append to the embedded store answers once its record is on disk
     games: list[str] = field(default_factory=list)  # empty: every game
     max_concurrent_rpcs: int = 2000
     # Watch and Play streams at once. An idle stream holds no store connection: about 30 KB
@@ -72,6 +73,7 @@ class Config:
         c.broker_url = env.get("ARBITER_BROKER_URL", "")
         c.admin_token = env.get("ARBITER_ADMIN_TOKEN", "")
         c.data_dir = env.get("ARBITER_DATA_DIR", c.data_dir)
+        c.fsync = env.get("ARBITER_FSYNC", "1") != "0"
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
@@ -195,7 +197,8 @@ def open_store(config: Config) -> Store:
         from services.core.redis_store import RedisStore
 
         return RedisStore(config.redis_url)
-    return MemoryStore(os.path.join(config.data_dir, "arbiter.aof") if config.data_dir else None)
+    return MemoryStore(os.path.join(config.data_dir, "arbiter.aof") if config.data_dir else None,
+                       fsync=config.fsync)
 
 
 def in_process_ai(host: Host, game_id: str, version: int, seat: int) -> None:

@@ -78,7 +78,8 @@ class EventStream(Protocol):
     - A batch without a command id is always a new batch (nothing can tell a retry from it).
     - Games are independent: an append to one changes no other game's version or entries.
     - An acknowledged append is readable at once by every reader of the store, and lasts as
-      the store makes it last: the embedded store's file (flushed before the append returns),
+      the store makes it last: the embedded store's file (flushed, and with ARBITER_FSYNC
+      fsynced, before the append returns),
       Redis's persistence and, with ARBITER_REDIS_WAIT_REPLICAS, its replicas.
     - An unknown game is at version 0 with no entries.
     """
@@ -222,10 +223,16 @@ def _open_for_appending(path: str) -> IO[str]:
 
 # ---- the embedded store's file ---------------------------------------------------------------
 #
-# One line per appended batch: `C1 <crc32 of the JSON, 8 hex digits> <JSON>\n`. Files written
-# before checksums have bare JSON lines; they still load (without the check).
+# One line per appended batch: `C2 <crc32 of the JSON, 8 hex digits> <JSON>\n`. The JSON holds
+# the batch's first version ("v") and the previous record's checksum ("prev"; 8 zeros for the
+# first record): a record removed, repeated or moved breaks the chain, or a game's versions,
+# where a checksum of its own would not see it. Older files still load: records of the first
+# format (`C1 `, checksummed but not chained) and bare JSON lines (from before checksums) are
+# accepted before the first chained record; new records are chained after them.
 
-RECORD_TAG = b"C1 "
+RECORD_TAG = b"C2 "
+UNCHAINED_TAG = b"C1 "
+CHAIN_START = "0" * 8
 
 
 class StoreRefused(Exception):
@@ -263,16 +270,20 @@ class Scan:
     games: int = 0
     good_bytes: int = 0  # where the last whole record ends
     torn_bytes: int = 0  # a torn last record after it (0: none)
+    last_link: str = CHAIN_START  # the last whole record's checksum: the next one names it
 
 
-def _parse(line: bytes) -> Record:
-    """One whole line (without its newline); ValueError says what is wrong with it."""
-    if line.startswith(RECORD_TAG):
+def _parse(line: bytes) -> tuple[Record, dict[str, Any], str]:
+    """One whole line (without its newline): the record, its JSON, and its checksum (what the
+    next record's "prev" names). ValueError says what is wrong with it."""
+    if line.startswith((RECORD_TAG, UNCHAINED_TAG)):
         checksum, _, body = line[len(RECORD_TAG):].partition(b" ")
         if len(checksum) != 8 or f"{zlib.crc32(body):08x}".encode() != checksum:
             raise ValueError("the record's checksum does not match its content")
+        link = checksum.decode()
     elif line.startswith(b"{"):
         body = line  # a record from before checksums
+        link = f"{zlib.crc32(body):08x}"
     else:
         raise ValueError("not a record (neither a checksummed line nor a JSON object)")
     try:
@@ -284,35 +295,70 @@ def _parse(line: bytes) -> Record:
     if not (isinstance(game_id, str) and isinstance(command_id, str) and isinstance(meta, dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
         raise ValueError("a record field has the wrong type")
-    return Record(0, game_id, entries, command_id, meta)
+    if line.startswith(RECORD_TAG) and not (
+            isinstance(rec.get("v"), int) and isinstance(rec.get("prev"), str)):
+        raise ValueError("a chained record without its version or its link to the one before")
+    return Record(0, game_id, entries, command_id, meta), rec, link
+
+
+def _out_of_place(rec: dict[str, Any], game_id: str, version: int, prev: str) -> str:
+    """What is wrong with where a chained record stands ("" if nothing): its game's versions
+    go on from the records before it, and it names the record just before it."""
+    first = rec["v"]
+    if first > version + 1:
+        return (f"the record starts game {game_id} at version {first}, but the records before "
+                f"it end that game at version {version}: a record of this game is missing")
+    if first <= version:
+        return (f"the record starts game {game_id} at version {first}, which the records "
+                f"before it already hold (to version {version}): a record is repeated or moved")
+    if rec["prev"] != prev:
+        return ("the record does not follow the one before it (it names a previous record "
+                f"{rec['prev']}, the one before it is {prev}): a record was removed, repeated "
+                "or moved")
+    return ""
 
 
 def read_records(path: str, scan: Scan) -> Iterator[Record]:
     """Every whole record of the file, checked; StoreDamaged names the first bad one.
 
     A last line without its newline is a write that never returned (the process died in it):
-    it is counted in `scan.torn_bytes`, not read. Anything else wrong is damage."""
+    it is counted in `scan.torn_bytes`, not read. Anything else wrong is damage: a record
+    whose checksum fails, and a chained record out of its place (a game's versions go on
+    with no gap or repeat, and each names the checksum of the record before it)."""
     with open(path, "rb") as f:
         data = f.read()
-    games: set[str] = set()
+    versions: dict[str, int] = {}
+    prev = CHAIN_START
+    chained = False
     offset = 0
     while offset < len(data):
         end = data.find(b"\n", offset)
         if end < 0:
             tail = data[offset:]
-            if not (tail.startswith((RECORD_TAG, b"{")) or RECORD_TAG.startswith(tail)):
+            if not (tail.startswith((RECORD_TAG, UNCHAINED_TAG, b"{"))
+                    or RECORD_TAG.startswith(tail) or UNCHAINED_TAG.startswith(tail)):
                 # A write cut short is the start of a record; this is something else.
                 raise StoreDamaged(path, offset, "the last line is not the start of a record")
             scan.torn_bytes = len(tail)
             break
         try:
-            record = _parse(data[offset:end])
+            record, rec, link = _parse(data[offset:end])
         except ValueError as e:
             raise StoreDamaged(path, offset, str(e)) from None
+        version = versions.get(record.game_id, 0)
+        if data.startswith(RECORD_TAG, offset):
+            chained = True
+            wrong = _out_of_place(rec, record.game_id, version, prev)
+            if wrong:
+                raise StoreDamaged(path, offset, wrong)
+        elif chained:
+            raise StoreDamaged(path, offset, "an unchained record (of an older format) after "
+                               "chained ones: records were moved or copied into the file")
+        prev = scan.last_link = link
         record.offset = offset
-        games.add(record.game_id)
+        versions[record.game_id] = version + len(record.entries)
         scan.records += 1
-        scan.games = len(games)
+        scan.games = len(versions)
         offset = end + 1
         scan.good_bytes = offset
         yield record
@@ -324,6 +370,14 @@ def check_file(path: str) -> Scan:
     for _ in read_records(path, scan):
         pass
     return scan
+
+
+def _fsync_directory(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _lock(path: str) -> int:
@@ -345,12 +399,16 @@ class MemoryStore:
     """The store contract in process, for `make run` without Redis and for tests.
 
     With a path, every append is also written to an append-only file (one checksummed JSON
-    line per batch, flushed before the append returns) and replayed on start, so games
-    survive a restart of the server. The file is locked: one process at a time. With
-    `read_only` (statistics, rebuilds beside a running server) nothing is locked or written.
+    line per batch, chained to the one before, flushed before the append returns) and
+    replayed on start, so games survive a restart of the server. With `fsync` the append also
+    waits until the file is on disk (os.fsync, off the event loop; appends written while one
+    fsync runs share the next), so it survives a power cut too. The file is locked: one
+    process at a time. With `read_only` (statistics, rebuilds beside a running server)
+    nothing is locked or written.
     """
 
-    def __init__(self, path: str | None = None, read_only: bool = False) -> None:
+    def __init__(self, path: str | None = None, read_only: bool = False,
+                 fsync: bool = False) -> None:
         self._logs: dict[str, list[bytes]] = {}
         self._meta: dict[str, dict[str, str]] = {}
         self._commands: dict[str, dict[str, tuple[int, int]]] = {}
@@ -358,21 +416,31 @@ class MemoryStore:
         self.feed_entries = 0  # entries in all feeds: a reader sees at once that none is new
         # Called with (game id, last version) after every append: the live hub's doorbell.
         self.listeners: list[Callable[[str, int], None]] = []
-        self._file = None
+        self._file: IO[str] | None = None
         self._lock_fd = -1
         self._path = path or ""
         self._read_only = read_only
+        self._link = CHAIN_START  # the last record's checksum, named by the next record
+        self._fsync = fsync
+        self._written = 0  # records this process wrote to the file
+        self._synced = 0  # of which this many are known to be on disk
+        self._syncing: asyncio.Future[None] | None = None
+        self._sync_failed = ""  # why an fsync failed: what the disk holds is unknown from then
         if path:
             if read_only:
                 if os.path.exists(path):
                     self._load(path)
                 return
-            os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, mode=0o700, exist_ok=True)
             self._lock_fd = _lock(path)
             try:
-                if os.path.exists(path):
+                created = not os.path.exists(path)
+                if not created:
                     self._load(path)
                 self._file = _open_for_appending(path)
+                if created and fsync:
+                    _fsync_directory(directory)  # the new file's name must survive too
             except BaseException:
                 self._unlock()
                 raise
@@ -386,6 +454,7 @@ class MemoryStore:
         scan = Scan()
         for r in read_records(path, scan):
             self._apply(r.game_id, r.entries, r.command_id, r.meta)
+        self._link = scan.last_link
         if scan.torn_bytes and not self._read_only:
             # That append never returned, so no client was told it happened: drop it, and
             # only it, so that the next record starts on a line of its own.
@@ -418,6 +487,10 @@ class MemoryStore:
         command_id: str = "",
         meta: Mapping[str, str] | None = None,
     ) -> Appended:
+        if self._sync_failed:
+            # Before the duplicate check: a command applied in memory but perhaps not on disk
+            # must not be answered as done.
+            raise StoreUnavailable(self._sync_failed)
         seen = self._commands.get(game_id, {}).get(command_id) if command_id else None
         if seen:
             return Appended(seen[0], seen[1], duplicate=True)
@@ -429,30 +502,65 @@ class MemoryStore:
         if self._path and self._file is None:
             raise StoreUnavailable("the store's file could not be reopened after a failed write")
         if self._file:
-            record = {"game": game_id, "command_id": command_id, "meta": dict(meta or {}),
-                      "entries": [e.hex() for e in entries]}
-            end = self._file.tell()
-            try:
-                self._file.write(encode_record(record))
-                self._file.flush()
-            except OSError as e:
-                # Cut off what part of the line reached the file, so the next append does not
-                # land on a torn line; nothing was applied.
-                try:
-                    self._file.close()  # drops what is still buffered
-                except OSError:
-                    pass
-                self._file = None
-                try:
-                    os.truncate(self._path, end)
-                    self._file = _open_for_appending(self._path)
-                except OSError:
-                    pass  # the next append finds no file and reports the store unavailable
-                raise StoreUnavailable(f"cannot write the store's file: {e}") from e
+            self._write(game_id, entries, current + 1, command_id, meta)
+        # Applied at once, so that the next append to this game conflicts rather than
+        # writing the same version while this one waits for the disk.
         result = self._apply(game_id, entries, command_id, meta or {})
+        if self._fsync and self._file:
+            await self._on_disk(self._written)
         for ring in self.listeners:
             ring(game_id, result.last_version)
         return result
+
+    def _write(self, game_id: str, entries: Sequence[bytes], first_version: int,
+               command_id: str, meta: Mapping[str, str] | None) -> None:
+        """One record at the end of the file, flushed; on failure nothing of it stays there."""
+        assert self._file is not None
+        record = {"v": first_version, "prev": self._link, "game": game_id,
+                  "command_id": command_id, "meta": dict(meta or {}),
+                  "entries": [e.hex() for e in entries]}
+        line = encode_record(record)
+        end = self._file.tell()
+        try:
+            self._file.write(line)
+            self._file.flush()
+        except OSError as e:
+            # Cut off what part of the line reached the file, so the next append does not
+            # land on a torn line; nothing was applied.
+            try:
+                self._file.close()  # drops what is still buffered
+            except OSError:
+                pass
+            self._file = None
+            try:
+                os.truncate(self._path, end)
+                self._file = _open_for_appending(self._path)
+            except OSError:
+                pass  # the next append finds no file and reports the store unavailable
+            raise StoreUnavailable(f"cannot write the store's file: {e}") from e
+        self._link = line[len(RECORD_TAG):len(RECORD_TAG) + 8]
+        self._written += 1
+
+    async def _on_disk(self, record: int) -> None:
+        """Wait until the file is fsynced past the `record`-th record written. One fsync at a
+        time, in a thread: the records written while it runs wait for the next one, which
+        covers them all (a group commit)."""
+        while self._synced < record:
+            if self._syncing is None or self._syncing.done():
+                self._syncing = asyncio.ensure_future(self._sync(self._written))
+            try:
+                # Shielded: a caller that gives up does not cancel the fsync others wait for.
+                await asyncio.shield(self._syncing)
+            except OSError as e:
+                self._sync_failed = (f"fsync of the store's file failed ({e}); restart the "
+                                     "server to reload the games from what the file holds")
+                log.error("%s: %s", self._path, self._sync_failed)
+                raise StoreUnavailable(self._sync_failed) from e
+
+    async def _sync(self, upto: int) -> None:
+        assert self._file is not None
+        await asyncio.to_thread(os.fsync, self._file.fileno())
+        self._synced = max(self._synced, upto)
 
     async def read(self, game_id: str, after: int = 0, limit: int = 0) -> list[bytes]:
         log = self._logs.get(game_id, [])
@@ -479,6 +587,8 @@ class MemoryStore:
         return InProcessDoorbell(self, ring, reconnected)
 
     async def close(self) -> None:
+        if self._syncing is not None:
+            await asyncio.gather(self._syncing, return_exceptions=True)
         if self._file:
             self._file.close()
             self._file = None

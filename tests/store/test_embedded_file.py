@@ -4,6 +4,7 @@ it is), `arbiter store check`, old files without checksums, and one process per 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -38,7 +39,7 @@ async def test_records_carry_a_checksum_and_a_changed_byte_in_a_middle_record_is
         tmp_path: Path) -> None:
     path = tmp_path / "arbiter.aof"
     starts = await written(path)
-    assert all(line.startswith(b"C1 ") for line in path.read_bytes().splitlines())
+    assert all(line.startswith(b"C2 ") for line in path.read_bytes().splitlines())
     data = bytearray(path.read_bytes())
     # A digit of an entry's hex changed: still valid JSON and hex, only the checksum sees it.
     at = data.index(b'"entries": ["', starts[2]) + len('"entries": ["') + 1
@@ -101,10 +102,10 @@ async def test_a_file_from_before_checksums_still_loads(tmp_path: Path) -> None:
     store = MemoryStore(str(path))
     assert await store.read("g") == [b"a", b"b", b"c"]
     assert await store.applied("g", "c2") == (2, 3)
-    await store.append("g", [b"d"], 3, "c3")  # new records are checksummed after old ones
+    await store.append("g", [b"d"], 3, "c3")  # new records are chained after old ones
     await store.close()
     lines = path.read_bytes().splitlines()
-    assert lines[0].startswith(b"{") and lines[-1].startswith(b"C1 ")
+    assert lines[0].startswith(b"{") and lines[-1].startswith(b"C2 ")
     assert check_file(str(path)).records == 3
 
 
@@ -265,3 +266,152 @@ async def test_embedded_store_drops_a_torn_last_write(tmp_path) -> None:
     await reopened.append("g1", [b"b"], 1)
     await reopened.close()
     assert await MemoryStore(str(path)).read("g1") == [b"a", b"b"]
+
+
+# ---- records out of their place: removed, repeated, moved --------------------------------------
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+async def refused_at(path: Path, lines: list[bytes], at: int) -> str:
+    """Write `lines`; both a start and `arbiter store check` refuse the file at line `at`,
+    naming its byte offset; the file is left as it is. What is wrong, in words."""
+    path.write_bytes(b"".join(lines))
+    offset = sum(len(line) for line in lines[:at])
+    with pytest.raises(StoreDamaged) as damaged:
+        MemoryStore(str(path))
+    assert damaged.value.offset == offset, damaged.value
+    checked = arbiter("store", "check", str(path))
+    assert checked.returncode == 1 and f"byte {offset}" in checked.stderr, checked.stderr
+    assert "Traceback" not in checked.stderr
+    assert path.read_bytes() == b"".join(lines), "a damaged file is never rewritten"
+    return damaged.value.what
+
+
+async def test_a_removed_record_is_refused_at_start_and_by_store_check(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    lines = lines_of(path)
+    # The third record (g0's second batch) removed: the next one, g1's, is in its game's
+    # order, but it names a predecessor that is no longer before it.
+    what = await refused_at(path, lines[:2] + lines[3:], 2)
+    assert "does not follow the one before it" in what
+    # The third and fourth removed: g0 jumps from version 1 to 3.
+    what = await refused_at(path, lines[:2] + lines[4:], 2)
+    assert "g0" in what and "version 3" in what and "missing" in what
+    # The first record removed: the second names a predecessor the file does not have.
+    what = await refused_at(path, lines[1:], 0)
+    assert "does not follow the one before it" in what
+
+
+async def test_a_repeated_record_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    lines = lines_of(path)
+    what = await refused_at(path, lines[:3] + [lines[2]] + lines[3:], 3)
+    assert "g0" in what and "repeated or moved" in what
+
+
+async def test_a_swapped_pair_is_refused_whether_of_one_game_or_of_two(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    lines = lines_of(path)
+    # g0's second and third batches swapped: the third comes before the second.
+    what = await refused_at(path, lines[:2] + [lines[4], lines[3], lines[2]] + lines[5:], 2)
+    assert "g0" in what and "missing" in what
+    # Two games' records swapped: each game's versions still go on; the chain does not.
+    what = await refused_at(path, lines[:2] + [lines[3], lines[2]] + lines[4:], 2)
+    assert "does not follow the one before it" in what
+
+
+async def test_an_older_record_after_chained_ones_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "arbiter.aof"
+    await written(path)
+    lines = lines_of(path)
+    old = json.dumps({"game": "g9", "command_id": "", "meta": {}, "entries": ["00"]}) + "\n"
+    what = await refused_at(path, lines + [old.encode()], len(lines))
+    assert "unchained record" in what
+
+
+async def test_a_file_of_the_first_checksummed_format_loads_and_goes_on_chained(
+        tmp_path: Path) -> None:
+    import zlib
+
+    path = tmp_path / "arbiter.aof"
+    bodies = [json.dumps({"game": "g", "command_id": f"c{i}", "meta": {}, "entries": [f"0{i}"]})
+              for i in range(3)]
+    path.write_bytes(b"".join(b"C1 %08x %s\n" % (zlib.crc32(b.encode()), b.encode())
+                              for b in bodies))
+    store = MemoryStore(str(path))
+    assert await store.read("g") == [b"\x00", b"\x01", b"\x02"]
+    await store.append("g", [b"\x03"], 3, "c3")
+    await store.append("g", [b"\x04"], 4, "c4")
+    await store.close()
+    assert check_file(str(path)).records == 5
+    lines = lines_of(path)
+    assert lines[2].startswith(b"C1 ") and lines[3].startswith(b"C2 ")
+    assert json.loads(lines[3].split(b" ", 2)[2])["prev"] == lines[2][3:11].decode()
+    # The new records are checked: the last one removed from between is seen.
+    path.write_bytes(b"".join(lines[:3] + lines[4:]))
+    with pytest.raises(StoreDamaged):
+        MemoryStore(str(path))
+
+
+# ---- ARBITER_FSYNC ---------------------------------------------------------------------------
+
+
+async def test_with_fsync_an_append_answers_only_once_the_file_is_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "arbiter.aof"
+    store = MemoryStore(str(path), fsync=True)
+    on_disk = [0]  # the file's size at the last fsync
+    calls = [0]
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        size = os.fstat(fd).st_size
+        real_fsync(fd)
+        on_disk[0] = max(on_disk[0], size)
+        calls[0] += 1
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    for v in range(3):
+        await store.append("g", [b"x"], v, f"c{v}")
+        assert on_disk[0] == path.stat().st_size
+    assert calls[0] == 3
+
+    # Concurrent appends share fsyncs (a group commit), and each waits for one that covers it.
+    calls[0] = 0
+
+    async def one(game: str) -> None:
+        await store.append(game, [b"y"], 0, "c")
+        data = path.read_bytes()
+        end = data.index(b"\n", data.index(f'"game": "{game}"'.encode())) + 1
+        assert on_disk[0] >= end, "answered before its record was on disk"
+
+    sizes_before = path.stat().st_size
+    await asyncio.gather(*(one(f"h{i}") for i in range(20)))
+    assert on_disk[0] == path.stat().st_size > sizes_before
+    assert 1 <= calls[0] < 20
+    await store.close()
+
+
+async def test_a_failed_fsync_makes_the_store_unavailable_even_for_a_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.core.store import StoreUnavailable
+
+    store = MemoryStore(str(tmp_path / "arbiter.aof"), fsync=True)
+    await store.append("g", [b"a"], 0, "c0")
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    with pytest.raises(StoreUnavailable, match="fsync"):
+        await store.append("g", [b"b"], 1, "c1")
+    # The retry of the same command must not be answered as done: it may not be on disk.
+    with pytest.raises(StoreUnavailable, match="restart the server"):
+        await store.append("g", [b"b"], 1, "c1")
+    await store.close()
