@@ -91,12 +91,12 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     if health_servicer is None:
         health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    for n in ["", *names]:
+    for n in ["", parts.LIVENESS, parts.READINESS, *names]:
         asyncio.get_event_loop().create_task(
             health_servicer.set(n, health_pb2.HealthCheckResponse.SERVING))
-    if hasattr(store, "ping"):
-        watcher = asyncio.get_event_loop().create_task(
-            parts.watch_store(store, health_servicer, ["", *names], config.health_seconds))
+    if hasattr(store, "ping"):  # liveness never follows the store
+        watcher = asyncio.get_event_loop().create_task(parts.watch_store(
+            store, health_servicer, ["", parts.READINESS, *names], config.health_seconds))
         _background.add(watcher)
         watcher.add_done_callback(_background.discard)
     http = None

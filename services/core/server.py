@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import start_http_server
 
 from services.core.host import Host
-from services.core.store import MemoryStore, Store
+from services.core.store import MemoryStore, Store, StoreUnavailable
 
 log = logging.getLogger("arbiter")
 
@@ -217,15 +217,56 @@ def _ai_done(task: asyncio.Task[Any]) -> None:
         log.error("AI turn failed", exc_info=task.exception())
 
 
+# Health service names beside "" and each game's service. Liveness says the process runs and
+# its event loop turns (the answer comes from that loop), nothing about Redis: restarting a
+# server cures neither a hung master nor a lost network. Readiness says what the server can
+# serve: SERVING while at least one of the store's masters answers, since each game lives on
+# one master and the others' games are served meanwhile; every replica sees the same masters,
+# so sending no traffic to one would not help the games of a hung master.
+LIVENESS = "liveness"
+READINESS = "readiness"
+
+
+async def masters_answering(store: Any) -> tuple[int, int]:
+    """How many of the store's masters answer a ping now, of how many (plain Redis: one).
+    Each master is asked apart, so a hung one costs only its own answer."""
+    if not getattr(store, "cluster", False):
+        return (1 if await store.ping() else 0), 1
+    from services.core.redis_store import unavailable
+
+    async def answers(node: Any) -> bool:
+        try:
+            with unavailable():
+                # Bounded here too: the client's own timeout covers each try, not its retries.
+                await asyncio.wait_for(store.redis.ping(target_nodes=node), 2 * store.timeout)
+        except (StoreUnavailable, TimeoutError):
+            return False
+        return True
+
+    primaries = store.redis.get_primaries()
+    answered = await asyncio.gather(*(answers(node) for node in primaries))
+    return sum(answered), len(primaries)
+
+
 async def watch_store(store: Any, servicer: health.aio.HealthServicer, names: list[str],
                       every: float) -> None:
-    """Health follows the store: NOT_SERVING while it does not answer a ping (each ping is
-    bounded by the Redis timeout), SERVING again once it does. Ends when the store closes."""
-    serving = True
+    """Readiness follows the store: `names` are SERVING while at least one of its masters
+    answers a ping, NOT_SERVING while none does. A master that stops answering (or answers
+    again) is logged. Ends when the store closes."""
+    serving, last = True, (1, 1)
     while not store.closed:
-        answers = await store.ping()
-        if answers != serving and not store.closed:
-            serving = answers
+        answering, total = await masters_answering(store)
+        if store.closed:
+            break
+        if (answering, total) != last and 0 < answering < total:
+            log.warning("%d of %d Redis masters do not answer: their games answer "
+                        "UNAVAILABLE, the others' are served (readiness stays SERVING)",
+                        total - answering, total)
+        if answering == total and last[0] < last[1] and serving:
+            log.warning("every Redis master answers again")
+        last = (answering, total)
+        if (answering > 0) != serving:
+            serving = answering > 0
             status = health_pb2.HealthCheckResponse.SERVING if serving else \
                 health_pb2.HealthCheckResponse.NOT_SERVING
             for n in names:
@@ -233,7 +274,7 @@ async def watch_store(store: Any, servicer: health.aio.HealthServicer, names: li
             if serving:
                 log.warning("the event store answers again: serving")
             else:
-                log.error("the event store does not answer: health is NOT_SERVING")
+                log.error("the event store does not answer: readiness is NOT_SERVING")
         await asyncio.sleep(every)
 
 

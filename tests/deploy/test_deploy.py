@@ -213,6 +213,19 @@ def test_the_kubernetes_topology() -> None:
     assert loads["rabbitmq"]["kind"] == "StatefulSet"
 
 
+def test_the_server_probes_ask_liveness_and_readiness_apart() -> None:
+    """A Redis fault may make a server not ready; it must never make the kubelet restart it."""
+    from services.core.server import LIVENESS, READINESS
+
+    server = next(d for d in workloads(k8s_docs()).values()
+                  if d["spec"]["template"]["metadata"]["labels"].get(
+                      "app.kubernetes.io/component") == "server")
+    (container,) = server["spec"]["template"]["spec"]["containers"]
+    assert container["readinessProbe"]["grpc"]["service"] == READINESS
+    assert container["livenessProbe"]["grpc"]["service"] == LIVENESS
+    assert container["startupProbe"]["grpc"]["service"] == LIVENESS
+
+
 def test_every_kubernetes_container_has_resource_requests_and_limits_and_no_host_port() -> None:
     for name, d in workloads(k8s_docs()).items():
         for container in d["spec"]["template"]["spec"]["containers"]:
