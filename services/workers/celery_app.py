@@ -30,6 +30,8 @@ Run a worker:  arbiter workers ai   (it checks the broker and serves /metrics; t
 from __future__ import annotations
 
 import os
+import time
+import uuid
 from collections.abc import Mapping
 from urllib.parse import urlparse
 
@@ -49,13 +51,34 @@ class BrokerUnusable(CannotStart):
     """A broker or result backend setting that cannot work; the message is one sentence."""
 
 
-def same_database(a: str, b: str) -> bool:
-    """Whether two redis:// URLs name the same database of the same server."""
+def same_database(a: str, b: str, timeout: float = 0) -> bool:
+    """Whether two redis:// URLs name the same database of the same server. The names in the
+    URLs may differ (localhost and 127.0.0.1, a DNS alias): with a `timeout`, two servers
+    that both answer are asked for their run id, which only the same server shares."""
     if not a or not b:
         return False
     pa, pb = urlparse(a), urlparse(b)
-    return ((pa.hostname, pa.port or 6379, (pa.path or "/0").strip("/") or "0")
-            == (pb.hostname, pb.port or 6379, (pb.path or "/0").strip("/") or "0"))
+    database_a = (pa.path or "/0").strip("/") or "0"
+    database_b = (pb.path or "/0").strip("/") or "0"
+    if database_a != database_b:
+        return False
+    if (pa.hostname, pa.port or 6379) == (pb.hostname, pb.port or 6379):
+        return True
+    return bool(timeout) and _run_id(a, timeout) == _run_id(b, timeout) != ""
+
+
+def _run_id(url: str, timeout: float) -> str:
+    """The Redis server's run id (random at each start, one per server), or "" if it does
+    not answer."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        return str(client.info("server").get("run_id", ""))
+    except redis.RedisError:
+        return ""
+    finally:
+        client.close()
 
 
 def scheme(url: str) -> str:
@@ -110,7 +133,7 @@ def check(broker_url: str, event_store_url: str = "", backend_url: str = "",
             f"ARBITER_BROKER_URL {shown} is neither RabbitMQ (amqp://) nor Redis (redis://), "
             "the two brokers Arbiter works with")
     if scheme(broker_url) in REDIS_SCHEMES:
-        if same_database(broker_url, event_store_url):
+        if same_database(broker_url, event_store_url, timeout):
             raise BrokerUnusable(
                 f"ARBITER_BROKER_URL {shown} is the event store's own Redis database "
                 "(ARBITER_REDIS_URL): give the broker another database (e.g. /1) or another "
@@ -124,7 +147,7 @@ def check(broker_url: str, event_store_url: str = "", backend_url: str = "",
             raise BrokerUnusable(
                 f"ARBITER_RESULT_BACKEND {shown} is not one Arbiter works with: use rpc:// "
                 "(results as messages over the broker) or a redis:// database")
-        if same_database(backend_url, event_store_url):
+        if same_database(backend_url, event_store_url, timeout):
             raise BrokerUnusable(
                 f"ARBITER_RESULT_BACKEND {shown} is the event store's own Redis database "
                 "(ARBITER_REDIS_URL): give the results another database or server")
@@ -139,6 +162,16 @@ def _check_redis(name: str, url: str, timeout: float) -> None:
     client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
     try:
         cluster = client.info("cluster").get("cluster_enabled") == 1
+        if not cluster:
+            # Celery writes its queues there: a read-only replica would take the connection
+            # and refuse every task.
+            probe = f"arbiter:broker-check:{uuid.uuid4().hex}"
+            client.set(probe, "1", ex=60)
+            client.delete(probe)
+    except redis.ReadOnlyError as e:
+        raise BrokerUnusable(
+            f"{name} {shown} is a read-only replica, where Celery cannot write its queues: "
+            "name the master (or a Redis of its own)") from e
     except redis.ResponseError as e:
         # A cluster node refuses SELECT of any database but 0, before INFO can ask.
         cluster = "cluster" in str(e).lower()
@@ -156,14 +189,41 @@ def _check_redis(name: str, url: str, timeout: float) -> None:
 
 
 def _check_amqp(url: str, timeout: float) -> None:
+    """Connect, then do what Celery does with the vhost: declare a queue, publish to it and
+    read from it (a queue of its own, deleted after), so that a user without the vhost's
+    configure, write or read permission is refused here rather than in every task."""
     from kombu import Connection
 
+    queue = f"arbiter.broker-check.{uuid.uuid4().hex}"
     try:
         with Connection(url, connect_timeout=timeout) as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0,
                                          timeout=timeout)
+            channel = connection.channel()
+            try:
+                channel.queue_declare(queue, exclusive=True, auto_delete=True)
+                channel.basic_publish(channel.prepare_message(b"check"), exchange="",
+                                      routing_key=queue)
+                got = None
+                for _ in range(int(timeout / 0.05) + 1):
+                    got = channel.basic_get(queue, no_ack=True)
+                    if got is not None:
+                        break
+                    time.sleep(0.05)
+                if got is None:
+                    raise BrokerUnusable(
+                        f"ARBITER_BROKER_URL {maybe_sanitize_url(url)} cannot be used: a "
+                        f"message published to a queue could not be read back in {timeout} s")
+                channel.queue_delete(queue)
+            finally:
+                channel.close()
+    except BrokerUnusable:
+        raise
     except Exception as e:  # noqa: BLE001 - refused, unknown vhost, bad login: all one answer
         reason = getattr(e, "reply_text", "") or str(e) or type(e).__name__
+        if reason.startswith(("ACCESS_REFUSED", "NOT_ALLOWED")):
+            reason += (" (the user needs configure, write and read permissions on the vhost, "
+                       "e.g. rabbitmqctl set_permissions -p VHOST USER '.*' '.*' '.*')")
         raise BrokerUnusable(
             f"ARBITER_BROKER_URL {maybe_sanitize_url(url)} cannot be used: {reason}") from e
 

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from services.core.metrics import serve_metrics
+from services.core.startup import CannotStart
 from services.core.store import MemoryStore, Store
 from services.workers import gameset
 
@@ -228,6 +229,7 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
         sys.stderr.flush()
         os.execve(sys.executable, [sys.executable, "-m", "services.cli.main", "workers", kind,
                                    *argv], env)
+    from celery.signals import worker_shutdown
     from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
 
@@ -247,10 +249,26 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, directory)
     serve_metrics(metrics_addr, registry)
+    # The pid in the node name: several workers of a kind may run on one host.
     celery_argv = ["worker", "-Q", kind, "--prefetch-multiplier", "1", "-l", "info",
-                   "-n", f"{kind}@%h", *argv]
-    make_app(results=kind == "sim").worker_main(celery_argv)  # AI turns have no result
-    return 0
+                   "-n", f"{kind}-{os.getpid()}@%h", *argv]
+    app = make_app(results=kind == "sim")  # AI turns have no result
+    # worker_main drops the worker's exit status: the worker hands it to this signal.
+    statuses: list[int] = []
+
+    def stopped(sender: Any, **_: Any) -> None:
+        statuses.append(int(getattr(sender, "exitcode", 0) or 0))
+
+    worker_shutdown.connect(stopped, weak=False)
+    try:
+        app.worker_main(celery_argv)
+    except Exception as e:  # noqa: BLE001 - whatever stopped Celery: one sentence, not 0
+        raise CannotStart(f"the Celery worker stopped: {type(e).__name__}: {e}") from None
+    status = statuses[-1] if statuses else 0
+    if status:
+        print(f"arbiter workers {kind}: the Celery worker stopped with status {status} (its "
+              "log above says why: a broker it cannot use?)", file=sys.__stderr__)
+    return status
 
 
 async def _run_async_worker(kind: str) -> int:

@@ -1,7 +1,8 @@
 """A broker (or result backend) that cannot work stops the server and every worker at start
 with one sentence: an unknown scheme, the event store's own Redis database, a Redis Cluster
-node, a broker that is not there, a RabbitMQ vhost that does not exist. Also a /metrics
-address in use."""
+node, a read-only replica, a broker that is not there, a RabbitMQ vhost that does not exist or
+where the user has no permissions. Also a /metrics address in use; an ai worker whose Celery
+stops exits non-zero; several ai workers run on one host."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -21,6 +23,7 @@ from services.workers.celery_app import BrokerUnusable, check, check_env, result
 from tests.conftest import REDIS_URL, needs_redis
 from tests.workers.brokers import AMQP_BASE, free_port, reachable
 from tests.workers.conftest import ROOT, redis_db_url
+from tools.redis_servers import start_standalone
 
 
 def refusal(broker: str, backend: str = "", event_store: str = "") -> str:
@@ -199,3 +202,113 @@ def test_the_server_the_workers_and_simulate_stop_at_start_with_one_line(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# ---- brokers that connect but cannot carry tasks --------------------------------------------
+
+
+@contextmanager
+def vhost_with_permissions(configure: str, write: str, read: str) -> Iterator[str]:
+    """A vhost of its own where the test user has these permissions; its amqp:// URL.
+    rabbitmqctl is needed to make one."""
+    from urllib.parse import urlparse
+
+    u = urlparse(AMQP_BASE)
+    if not reachable(u.hostname or "127.0.0.1", u.port or 5672):
+        pytest.skip(f"RabbitMQ is not reachable at {u.hostname}:{u.port or 5672}")
+    if not shutil.which("rabbitmqctl"):
+        pytest.skip("no rabbitmqctl to make a vhost with chosen permissions")
+    vhost = f"arbiter-perm-{uuid.uuid4().hex[:10]}"
+
+    def ctl(*args: str) -> None:
+        subprocess.run(["rabbitmqctl", *args], check=True, timeout=60, capture_output=True)
+
+    try:
+        ctl("add_vhost", vhost)
+        ctl("set_permissions", "-p", vhost, u.username or "guest", configure, write, read)
+    except (subprocess.SubprocessError, OSError) as e:
+        pytest.skip(f"rabbitmqctl cannot make a vhost here: {e}")
+    try:
+        yield f"{AMQP_BASE}/{vhost}"
+    finally:
+        subprocess.Popen(["rabbitmqctl", "delete_vhost", vhost], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+
+
+def test_a_rabbitmq_vhost_without_permissions_for_the_user_is_refused() -> None:
+    # The user may open the vhost but neither configure, write nor read in it: the
+    # connection alone succeeds, and Celery used to fail only once started.
+    with vhost_with_permissions("^$", "^$", "^$") as url:
+        message = refusal(url)
+        assert "ACCESS_REFUSED" in message and "set_permissions" in message
+        assert "guest:guest" not in message
+    # Read only.
+    with vhost_with_permissions("^$", "^$", ".*") as url:
+        assert "ACCESS_REFUSED" in refusal(url)
+
+
+@needs_redis
+def test_a_read_only_redis_replica_is_refused_as_broker_and_as_result_backend() -> None:
+    master_port = int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])
+    replica = start_standalone(["--replicaof", "127.0.0.1", str(master_port)])
+    try:
+        url = f"{replica.url.rsplit('/', 1)[0]}/1" if replica.url.count("/") > 2 \
+            else f"{replica.url}/1"
+        message = refusal(url)
+        assert "read-only replica" in message and message.startswith("ARBITER_BROKER_URL")
+        message = refusal(redis_db_url(1), backend=url)
+        assert "read-only replica" in message and message.startswith("ARBITER_RESULT_BACKEND")
+    finally:
+        replica.stop()
+
+
+@needs_redis
+def test_the_event_stores_own_database_under_another_name_is_refused() -> None:
+    """localhost for 127.0.0.1: the same server, whatever the URL calls it."""
+    assert "127.0.0.1" in REDIS_URL
+    as_localhost = REDIS_URL.replace("127.0.0.1", "localhost")
+    assert "the event store's own Redis database" in refusal(as_localhost, event_store=REDIS_URL)
+    assert "the event store's own Redis database" in refusal(
+        redis_db_url(1), backend=as_localhost, event_store=REDIS_URL)
+    # Another database of the same server, under either name, is fine.
+    check(redis_db_url(1).replace("127.0.0.1", "localhost"), REDIS_URL, "rpc://", timeout=2)
+    # A server that is not there cannot be the event store's.
+    assert "cannot be reached" in refusal(f"redis://localhost:{free_port()}/0",
+                                          event_store=REDIS_URL)
+
+
+@needs_redis
+@pytest.mark.slow
+def test_an_ai_worker_whose_celery_stops_exits_non_zero_with_a_sentence() -> None:
+    # Permissions for the start check's own queue only: the check passes, and Celery then
+    # fails on its first exchange (a permission set an operator could well write).
+    own = r"^arbiter\.broker-check\..*$"
+    with vhost_with_permissions(own, r"^(amq\.default|arbiter\.broker-check\..*)$",
+                                own) as url:
+        proc = start(["workers", "ai", "-c", "1"], ARBITER_BROKER_URL=url,
+                     ARBITER_REDIS_URL=REDIS_URL)
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode not in (0, None), err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("arbiter workers ai: the Celery worker stopped with status"), last
+
+
+@needs_redis
+@pytest.mark.slow
+def test_two_ai_workers_run_side_by_side_on_one_host_under_names_of_their_own() -> None:
+    from services.workers.celery_app import make_app
+    from tests.workers.brokers import arbiter_workers, broker_url
+
+    with broker_url("redis") as url, arbiter_workers(url, "ai", "ai", concurrency=1):
+        app = make_app(url, results=False)
+        names: set[str] = set()
+        deadline = time.monotonic() + 30
+        while len(names) < 2 and time.monotonic() < deadline:
+            names |= {name for reply in app.control.ping(timeout=1.0) for name in reply}
+        assert len(names) == 2, names
+        assert all(name.startswith("ai-") for name in names), names
