@@ -71,6 +71,10 @@ def check_store(args: argparse.Namespace) -> int:
         print(f"damaged: {damaged}", file=sys.stderr)
         return 1
     print(f"{path}: {scan.records} records of {scan.games} games, {scan.good_bytes} bytes")
+    if scan.unchained:
+        print(f"the first {scan.unchained} records are of an earlier format: checksummed (or "
+              "not), but not chained, so a record removed or moved among them cannot be seen; "
+              "the records after them are chained")
     if scan.torn_bytes:
         print(f"a torn last record at byte {scan.good_bytes} ({scan.torn_bytes} bytes, an "
               "append cut short) would be dropped at start")

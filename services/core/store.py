@@ -271,6 +271,7 @@ class Scan:
     good_bytes: int = 0  # where the last whole record ends
     torn_bytes: int = 0  # a torn last record after it (0: none)
     last_link: str = CHAIN_START  # the last whole record's checksum: the next one names it
+    unchained: int = 0  # records of the earlier formats, whose order cannot be checked
 
 
 def _parse(line: bytes) -> tuple[Record, dict[str, Any], str]:
@@ -354,6 +355,8 @@ def read_records(path: str, scan: Scan) -> Iterator[Record]:
         elif chained:
             raise StoreDamaged(path, offset, "an unchained record (of an older format) after "
                                "chained ones: records were moved or copied into the file")
+        else:
+            scan.unchained += 1
         prev = scan.last_link = link
         record.offset = offset
         versions[record.game_id] = version + len(record.entries)
@@ -558,7 +561,8 @@ class MemoryStore:
                 raise StoreUnavailable(self._sync_failed) from e
 
     async def _sync(self, upto: int) -> None:
-        assert self._file is not None
+        if self._file is None:  # a failed write could not reopen it
+            raise OSError("the store's file is closed after a failed write")
         await asyncio.to_thread(os.fsync, self._file.fileno())
         self._synced = max(self._synced, upto)
 

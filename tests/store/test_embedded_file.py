@@ -350,6 +350,9 @@ async def test_a_file_of_the_first_checksummed_format_loads_and_goes_on_chained(
     await store.append("g", [b"\x04"], 4, "c4")
     await store.close()
     assert check_file(str(path)).records == 5
+    checked = arbiter("store", "check", str(path))
+    assert checked.returncode == 0 and "the first 3 records are of an earlier format" in \
+        checked.stdout, checked.stderr
     lines = lines_of(path)
     assert lines[2].startswith(b"C1 ") and lines[3].startswith(b"C2 ")
     assert json.loads(lines[3].split(b" ", 2)[2])["prev"] == lines[2][3:11].decode()
