@@ -19,7 +19,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from services.core import grpc_api, guard, live
+from services.core import grpc_api, guard, live, offload
 from services.core import server as parts
 from services.core.decider import Game
 from services.core.host import Host
@@ -169,6 +169,8 @@ async def serve(config: parts.Config, games: dict[str, Game]) -> int:
         return 1
     probes = parts.health_only_server(config, servicer) if config.health_addr else None
     parts.start_metrics(config.metrics_addr)
+    if config.cpu_processes > 0:  # started now, so that the first VerifyLog does not wait
+        offload.process_pool(config.cpu_processes)
     await process.server.start()
     http = await parts.start_http(config, process.http)
     if probes:

@@ -19,6 +19,10 @@ import asyncio
 import functools
 import inspect
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -85,6 +89,20 @@ def _call_named(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
         return _Raised(type(error), error.args, dict(error.__dict__))
 
 
+def _follow_parent(parent: int) -> None:
+    """In the pool's processes: they end with the server. Ctrl-C stops the server, which
+    stops them (without a traceback of each); a server killed outright leaves them waiting
+    on a queue they also hold open, so a thread watches for their parent to be gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _warm() -> None:
     """Imports the games once per process, before a caller waits for them."""
     from services.workers import gameset
@@ -104,7 +122,8 @@ def process_pool(processes: int, use: str = "cpu") -> ProcessPoolExecutor:
     if pool is None:
         # Spawned, not forked: a fork of a process running gRPC's threads may hang.
         pool = _pools[use, processes] = ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn"))
+            processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_follow_parent, initargs=(os.getpid(),))
         for _ in range(processes):
             pool.submit(_warm)
     return pool
