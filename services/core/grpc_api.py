@@ -241,20 +241,23 @@ class Admission:
     async def command(self, context: grpc.aio.ServicerContext, game_id: str,
                       seat: int | None) -> None:
         """Raise RESOURCE_EXHAUSTED when a command is past its client's or its seat's rate."""
+        takes = []
         if self.commands is not None:
-            await _take(self.commands, self.client_of(context),
-                        "this client has used its share of commands")
+            takes.append(_take(self.commands, self.client_of(context),
+                               "this client has used its share of commands"))
         if self.seat_commands is not None:
             md = dict(context.invocation_metadata() or ())
             key = seat_key(game_id, str(md.get(SEAT_TOKEN, "")), self._admin(md), seat)
-            await _take(self.seat_commands, key, "this seat has used its share of commands")
+            takes.append(_take(self.seat_commands, key,
+                               "this seat has used its share of commands"))
+        await asyncio.gather(*takes)  # on Redis: two round trips at once, not one after the other
 
 
 async def _take(limit: Limit, key: str, what: str) -> None:
     wait = await limit.take(key)
     if wait:
         raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
-                       f"{what}; retry in {wait:.1f} s", metadata={"limit": limit.kind},
+                       f"{what}; retry in {wait:.2f} s", metadata={"limit": limit.kind},
                        retry_after=wait)
 
 

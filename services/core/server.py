@@ -117,9 +117,10 @@ class Config:
         return c
 
 
-# A person plays a command every few seconds; a bot on a Play stream, a few a second.
-COMMAND_RATE, COMMAND_BURST = 20.0, 100.0  # per client
-SEAT_COMMAND_RATE, SEAT_COMMAND_BURST = 5.0, 30.0  # per seat of a game
+# A person plays a command every few seconds; a script may play a whole game at full speed
+# (a few hundred commands at once), then several games' seats from one address.
+COMMAND_RATE, COMMAND_BURST = 50.0, 500.0  # per client
+SEAT_COMMAND_RATE, SEAT_COMMAND_BURST = 20.0, 200.0  # per seat of a game
 
 
 class ConfigError(Exception):
