@@ -325,3 +325,37 @@ async def test_verifying_logs_spends_its_cpu_in_other_processes() -> None:
     finally:
         await channel.close()
         await process.server.stop(None)
+
+
+async def test_commands_over_http_draw_from_the_same_rate_and_are_answered_429() -> None:
+    """The HTTP port calls Act like any client: past the HTTP client's rate, 429 with
+    RATE_LIMITED; a gRPC client (another client) plays on."""
+    import aiohttp
+
+    from services.core.server import start_http
+    from tests.platform.test_http import Http, error_details
+
+    process, channel = await serve(http_addr="127.0.0.1:0", http_explicit=True,
+                                   command_burst=3, command_rate=0.01)
+    web = await start_http(Config(http_addr="127.0.0.1:0", http_explicit=True), process.http)
+    assert web is not None
+    try:
+        async with aiohttp.ClientSession() as session:
+            http = Http(session, f"http://127.0.0.1:{web.port}")
+            game = await http.create()
+            token = game["tokens"][0]["token"]
+            statuses = []
+            for _ in range(4):
+                status, body = await http.json(GAME + "Act", {
+                    "gameId": game["gameId"], "command": {}, "commandId": "x"}, token)
+                statuses.append(status)
+            assert statuses == [400, 400, 400, 429], statuses
+            assert error_details(body)["google.rpc.ErrorInfo"].reason == "RATE_LIMITED"
+        grpc_client = Client(channel, POLITE)
+        theirs = await grpc_client.create()
+        assert await grpc_client.play_one(theirs.game_id, await grpc_client.mover(theirs)) \
+            > theirs.version
+    finally:
+        await web.stop()
+        await channel.close()
+        await process.server.stop(None)
