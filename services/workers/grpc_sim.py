@@ -3,10 +3,10 @@
 With ARBITER_BROKER_URL the games go to Celery workers on queue `sim`; without, they run in a
 small pool of processes of the server's own (not on the event loop, nor in a thread sharing
 its interpreter lock), a chunk of games at a time, so that simulations running at once take
-turns. A call may ask for at most `max_games` games (the admin: MAX_GAMES); a server runs at
-most `at_once` simulations and one client at most `per_client` of them, so no client's
-simulations refuse everyone else's. Either way a simulation stops soon after its call ends
-(cancelled or past its deadline): nobody is left to read the report.
+turns. A call may ask for at most `max_games` games (the admin: MAX_GAMES); without a broker
+a server runs at most `at_once` simulations and one client at most `per_client` of them, so
+no client's simulations refuse everyone else's. Either way a simulation stops soon after its
+call ends (cancelled or past its deadline): nobody is left to read the report.
 """
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = "",
             simulate.check(plan)
         except simulate.BadPlan as e:
             raise bad(str(e), e.field) from e
+        if broker_url:  # the games queue for the Celery workers, whose number bounds them
+            return response_of(await on_celery(plan, broker_url))
         if running[client] >= limits.per_client:
             raise busy("SIMULATION_BUSY", f"this client already runs {running[client]} "
                        "simulation(s), its share; retry when one ends")
@@ -122,11 +124,8 @@ def simulate_handler(host: Host, in_flight: Any, broker_url: str = "",
                        "limit; retry when one ends, or run Celery workers (ARBITER_BROKER_URL)")
         running[client] += 1
         try:
-            if broker_url:
-                report = await on_celery(plan, broker_url)
-            else:
-                plan.chunk = IN_PROCESS_CHUNK
-                report = await play_in_pool(plan, limits.processes)
+            plan.chunk = IN_PROCESS_CHUNK
+            report = await play_in_pool(plan, limits.processes)
         finally:
             running[client] -= 1
             if not running[client]:
