@@ -24,7 +24,7 @@ from services.core.grpc_api import Admission
 from services.core.server import Config
 from services.core.store import MemoryStore, Store
 from services.process import build
-from tests.conftest import REDIS_URL, needs_redis
+from tests.conftest import CLUSTER_URL, REDIS_URL, needs_redis
 from tests.platform.test_grpc import rejected
 
 ADMIN = "limits-admin-token-0123"
@@ -271,9 +271,14 @@ async def test_a_redis_that_fails_leaves_each_process_its_own_buckets(
     await down.aclose()
 
 
-@needs_redis
-async def test_a_bucket_in_redis_refills_and_expires() -> None:
-    client = aioredis.Redis.from_url(REDIS_URL)
+@pytest.mark.parametrize("kind", ["redis", "cluster"])
+async def test_a_bucket_in_redis_refills_and_expires(kind: str) -> None:
+    from services.core.redis_conn import connect
+
+    url = REDIS_URL if kind == "redis" else CLUSTER_URL
+    if not url:
+        pytest.skip(f"needs a {kind} (make test starts a private redis-server and cluster)")
+    client = connect(url)
     kind = f"test-{uuid.uuid4().hex}"
     limit = guard.Limit(kind, burst=2, per_second=5, redis=client)
     assert [await limit.take("a") for _ in range(2)] == [0, 0]
