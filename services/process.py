@@ -25,7 +25,7 @@ from services.core.decider import Game
 from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.startup import CannotStart
-from services.core.store import Store, StoreUnavailable
+from services.core.store import Store, StoreOnRedis, StoreUnavailable
 from services.workers.grpc_sim import Limits, simulate_handler
 from services.workers.projections import snapshot_source
 from services.workers.runtime import Workers, read_model_of
@@ -119,8 +119,8 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
 def admission_of(config: parts.Config, store: Store) -> grpc_api.Admission:
     """The per-client limits: in Redis when the store is Redis (one budget per client for
     every replica), else in this process."""
-    shared = config.shared_limits and hasattr(store, "workers_redis")
-    redis = store.workers_redis() if shared else None
+    redis = (store.workers_redis() if config.shared_limits and isinstance(store, StoreOnRedis)
+             else None)
     try:
         trusted = guard.networks(config.trusted_proxies)
     except ValueError as e:
