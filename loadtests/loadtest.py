@@ -185,8 +185,10 @@ def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) 
                ARBITER_ADMIN_TOKEN=ADMIN[1], ARBITER_PROJECTIONS="external",
                ARBITER_DEADLINES="external", PYTHONUNBUFFERED="1", ARBITER_HTTP_ADDR="",
                # One process stands in for thousands of clients: the per-client buckets
-               # (CreateGame and the like) would measure this process, not the servers.
-               ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000")
+               # (CreateGame and the like, commands) would measure this process, not the
+               # servers.
+               ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000",
+               ARBITER_COMMAND_RATE="0", ARBITER_SEAT_COMMAND_RATE="0")
     top = Topology()
     for i in range(replicas):
         port, metrics_port = free_port(), free_port()

@@ -19,15 +19,14 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from services.core import grpc_api, live
+from services.core import grpc_api, guard, live, offload
 from services.core import server as parts
 from services.core.decider import Game
-from services.core.guard import TokenBuckets
 from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.startup import CannotStart
-from services.core.store import Store, StoreUnavailable
-from services.workers.grpc_sim import simulate_handler
+from services.core.store import Store, StoreOnRedis, StoreUnavailable
+from services.workers.grpc_sim import Limits, simulate_handler
 from services.workers.projections import snapshot_source
 from services.workers.runtime import Workers, read_model_of
 
@@ -65,17 +64,15 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
         ai_dispatch = parts.in_process_ai
     host = Host(store, games, config.admin_token, ai_dispatch=ai_dispatch,
                 snapshot_source=snapshots, on_append=hub.appended,
-                cpu=CpuPool(config.cpu_threads, config.cpu_queue),
+                cpu=CpuPool(config.cpu_processes, config.cpu_queue),
                 lobby_seconds=config.lobby_seconds)
     workers = Workers(host, rm)
     # grpc's own limit is a backstop; ours answers first, with a reason.
     server = grpc.aio.server(
         maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
         options=parts.grpc_options(config))
-    buckets = (TokenBuckets(config.rate_burst, config.rate_per_second)
-               if config.rate_burst > 0 and config.rate_per_second > 0 else None)
-    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs,
-                                  admission=grpc_api.Admission(buckets, config.admin_token))
+    admission = admission_of(config, store)
+    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs, admission=admission)
     watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
     names = []
     for game in games.values():
@@ -86,7 +83,9 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     # ListGames reads the projections' read model.
     name, handler = grpc_api.arbiter_service(host, workers.list_games, in_flight)
     server.add_generic_rpc_handlers((handler,))
-    server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url),))
+    server.add_generic_rpc_handlers((simulate_handler(host, in_flight, config.broker_url, Limits(
+        config.simulate_max_games, config.simulate_at_once, config.simulate_per_client,
+        config.simulate_processes)),))
     names.append(name)
     if health_servicer is None:
         health_servicer = health.aio.HealthServicer()
@@ -106,11 +105,33 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
         http = parts.HttpTarget(f"unix:{os.path.join(folder, 'grpc.sock')}",
                           [*names, health.SERVICE_NAME], folder)
         server.add_insecure_port(http.address)
+        # gRPC names every socket peer "unix:": the gateway's header is believed only when
+        # the gateway is the one socket clients of this server can reach it through.
+        if not config.grpc_addr.startswith("unix:"):
+            admission.gateway = http.address
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
     hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
     port = parts.listen(server, config.grpc_addr, credentials, hint)
     return Process(server, host, hub, workers, port, http)
+
+
+def admission_of(config: parts.Config, store: Store) -> grpc_api.Admission:
+    """The per-client limits: in Redis when the store is Redis (one budget per client for
+    every replica), else in this process."""
+    redis = (store.workers_redis() if config.shared_limits and isinstance(store, StoreOnRedis)
+             else None)
+    try:
+        trusted = guard.networks(config.trusted_proxies)
+    except ValueError as e:
+        raise parts.ConfigError(str(e)) from None
+    return grpc_api.Admission(
+        guard.limit("creations", config.rate_burst, config.rate_per_second, redis),
+        config.admin_token,
+        guard.limit("commands", config.command_burst, config.command_rate, redis),
+        guard.limit("seat_commands", config.seat_command_burst, config.seat_command_rate,
+                    redis),
+        trusted)
 
 
 async def shutdown(process: Process, grace: float = 5.0) -> None:
@@ -148,6 +169,8 @@ async def serve(config: parts.Config, games: dict[str, Game]) -> int:
         return 1
     probes = parts.health_only_server(config, servicer) if config.health_addr else None
     parts.start_metrics(config.metrics_addr)
+    if config.cpu_processes > 0:  # started now, so that the first VerifyLog does not wait
+        offload.process_pool(config.cpu_processes)
     await process.server.start()
     http = await parts.start_http(config, process.http)
     if probes:

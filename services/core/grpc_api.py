@@ -13,7 +13,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -26,7 +26,18 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError, Seat
-from services.core.guard import LIMITED, TokenBuckets, Undecodable, peer_address, tolerant
+from services.core.guard import (
+    LIMITED,
+    Limit,
+    Network,
+    Undecodable,
+    forwarded_chain,
+    peer_address,
+    real_client,
+    seat_key,
+    tolerant,
+    trusted_peer,
+)
 from services.core.host import SERVER_COMMAND_IDS, Host
 from services.core.metrics import METRICS
 from services.core.offload import Busy
@@ -45,6 +56,7 @@ log = logging.getLogger("arbiter")
 DOMAIN = "arbiter.dev"
 SEAT_TOKEN = "x-seat-token"
 ADMIN_TOKEN = "x-admin-token"
+ADMIN_CLIENT = "identity:admin"  # the client the admin token is, wherever it calls from
 HTTP_PEER = "x-arbiter-http-peer"  # set by the HTTP gateway (services/core/http_gateway.py)
 MAX_COMMAND_ID = 128
 MAX_GAME_ID = 128
@@ -180,39 +192,73 @@ class InFlight:
 
 class Admission:
     """What a call must pass before its handler runs (checked by grpc_api's `_Call`): a body
-    that parsed, and for the calls in LIMITED, the caller's token bucket."""
+    that parsed, and its client's share: for the calls in LIMITED, `creations`; for each
+    command (Act, Play's), `commands` per client and `seat_commands` per seat."""
 
-    def __init__(self, buckets: TokenBuckets | None, admin_token: str = "") -> None:
-        self.buckets, self.admin_token = buckets, admin_token
+    def __init__(self, creations: Limit | None, admin_token: str = "",
+                 commands: Limit | None = None, seat_commands: Limit | None = None,
+                 trusted_proxies: Sequence[Network] = (), gateway: str = "") -> None:
+        self.creations, self.admin_token = creations, admin_token
+        self.commands, self.seat_commands = commands, seat_commands
+        self.trusted_proxies = trusted_proxies
+        self.gateway = gateway  # the HTTP gateway's socket ("unix:..."); empty: no gateway
+
+    def _admin(self, md: dict[str, Any]) -> bool:
+        given = str(md.get(ADMIN_TOKEN, ""))
+        return bool(self.admin_token) and hmac.compare_digest(given.encode(),
+                                                              self.admin_token.encode())
 
     def client_of(self, context: grpc.aio.ServicerContext) -> str:
         """Whose bucket a call draws from: the admin's identity for the admin token (its own
-        bucket, wherever it calls from), else the peer's address. Other tokens are not
-        identities here: anyone can send a made-up token, and a fresh one per call would
-        otherwise mean a fresh bucket per call."""
-        md = dict(context.invocation_metadata() or ())
-        given = str(md.get(ADMIN_TOKEN, ""))
-        if self.admin_token and hmac.compare_digest(given.encode(), self.admin_token.encode()):
-            return "identity:admin"
+        bucket, wherever it calls from), else the client's address: the peer's, or behind a
+        trusted proxy (the HTTP gateway's socket, ARBITER_TRUSTED_PROXIES) the address it
+        forwarded. Other tokens are not identities here: anyone can send a made-up token, and
+        a fresh one per call would otherwise mean a fresh bucket per call."""
+        pairs = tuple(context.invocation_metadata() or ())
+        md = dict(pairs)
+        if self._admin(md):
+            return ADMIN_CLIENT
         peer = context.peer()
-        if peer.startswith("unix:") and HTTP_PEER in md:
-            # The HTTP gateway of this process (its private socket) names the HTTP client;
-            # a TCP caller's own header is never believed.
+        from_gateway = peer.startswith("unix:") and bool(self.gateway)
+        if from_gateway and HTTP_PEER in md:
             return f"http:{md[HTTP_PEER]}"
+        if from_gateway or trusted_peer(peer, self.trusted_proxies):
+            forwarded = real_client(forwarded_chain(pairs), self.trusted_proxies)
+            if forwarded:
+                return forwarded
         return peer_address(peer)
 
-    def check(self, service: str, method: str, request: Any,
-              context: grpc.aio.ServicerContext) -> None:
+    async def check(self, service: str, method: str, request: Any,
+                    context: grpc.aio.ServicerContext) -> None:
         """Raise the refusal of a call whose body did not parse or whose client is over its
         share."""
         refuse_undecodable(service, method, request)
-        if self.buckets is not None and method in LIMITED:
-            wait = self.buckets.take(self.client_of(context))
-            if wait:
-                raise Rejected(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
-                    f"this client has used its share of {', '.join(sorted(LIMITED))} "
-                    f"calls; retry in {wait:.1f} s", retry_after=wait)
+        if self.creations is not None and method in LIMITED:
+            await _take(self.creations, self.client_of(context),
+                        f"this client has used its share of {', '.join(sorted(LIMITED))} "
+                        "calls")
+
+    async def command(self, context: grpc.aio.ServicerContext, game_id: str,
+                      seat: int | None) -> None:
+        """Raise RESOURCE_EXHAUSTED when a command is past its client's or its seat's rate."""
+        takes = []
+        if self.commands is not None:
+            takes.append(_take(self.commands, self.client_of(context),
+                               "this client has used its share of commands"))
+        if self.seat_commands is not None:
+            md = dict(context.invocation_metadata() or ())
+            key = seat_key(game_id, str(md.get(SEAT_TOKEN, "")), self._admin(md), seat)
+            takes.append(_take(self.seat_commands, key,
+                               "this seat has used its share of commands"))
+        await asyncio.gather(*takes)  # on Redis: two round trips at once, not one after the other
+
+
+async def _take(limit: Limit, key: str, what: str) -> None:
+    wait = await limit.take(key)
+    if wait:
+        raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
+                       f"{what}; retry in {wait:.2f} s", metadata={"limit": limit.kind},
+                       retry_after=wait)
 
 
 def refuse_undecodable(service: str, method: str, request: Any) -> None:
@@ -290,7 +336,7 @@ def guarded_unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> 
         call = _Call(labels, context, in_flight)
         try:
             async with call:
-                in_flight.admission.check(service, method, request, context)
+                await in_flight.admission.check(service, method, request, context)
                 reply = await fn(request, context)
                 call.sent()
                 return reply
@@ -307,7 +353,7 @@ def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) ->
         call = _Call(labels, context, in_flight)
         try:
             async with call:
-                in_flight.admission.check(service, method, request, context)
+                await in_flight.admission.check(service, method, request, context)
                 async for reply in fn(request, context):
                     call.sent()
                     yield reply
@@ -387,6 +433,7 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
 
     async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
         expected = check_command(request)
+        await in_flight.admission.command(context, request.game_id, _opt_seat(request))
         await load(request.game_id, context)
         result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
                                 request.command, request.command_id, expected)
@@ -457,6 +504,8 @@ def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, wat
                                f"plays {opened.game_id!r}; open another for another game",
                                "game_id")
             expected = check_command(act)
+            await in_flight.admission.command(
+                context, act.game_id, act.seat if act.HasField("seat") else seat_asked)
             result = await host.act(opened.game_id, Caller(
                 caller.token, caller.admin_token, act.seat if act.HasField("seat") else
                 seat_asked), act.command, act.command_id, expected)

@@ -1,14 +1,26 @@
 """The parts of what a call passes before its handler runs (grpc_api's `Admission`): a body
-that parses, and for the calls that create something, the caller's share of the server (a
-token bucket per client)."""
+that parses, the client it comes from (behind trusted proxies: the address they forwarded),
+and its share of the server: token buckets per client for the calls that create something,
+and per client and per seat for commands (Act, and each command of a Play stream).
+
+With the store on Redis the buckets live there, so that every replica draws from one budget
+per client; a Redis that fails is not a reason to refuse or admit everything, so each process
+then falls back to buckets of its own for a while (LOCAL_SECONDS).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
+
+log = logging.getLogger("arbiter")
 
 # The calls that make the server hold more (a game, a log, a simulation's CPU).
 LIMITED = frozenset({"CreateGame", "ImportLog", "ForkGame", "Simulate"})
@@ -38,6 +50,137 @@ class TokenBuckets:
         while len(self._buckets) > MAX_CLIENTS:
             self._buckets.popitem(last=False)
         return wait
+
+
+# A bucket in Redis: a hash of (tokens, when) on Redis's own clock, so that replicas whose
+# clocks differ still agree, kept only while it is not full again.
+TAKE = """
+local burst, rate = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1]) or burst
+local at = tonumber(held[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
+return tostring(wait)
+"""
+LOCAL_SECONDS = 5.0  # after a Redis failure, how long buckets stay in this process
+
+
+class Limit:
+    """One kind of bucket (creations, a client's commands, a seat's commands): in Redis when
+    given one, else (and while Redis fails) in this process."""
+
+    def __init__(self, kind: str, burst: float, per_second: float, redis: Any = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.kind, self.burst, self.per_second = kind, burst, per_second
+        self.local = TokenBuckets(burst, per_second, clock)
+        self.redis, self.clock = redis, clock
+        self._take = redis.register_script(TAKE) if redis is not None else None
+        self._local_until = 0.0
+
+    async def take(self, key: str) -> float:
+        """0 if `key` may go on (one token taken), else the seconds until it may."""
+        if self._take is not None and self.clock() >= self._local_until:
+            try:
+                wait = await self._take(keys=[f"arbiter:rate:{self.kind}:{key}"],
+                                        args=[self.burst, self.per_second])
+                return float(wait)
+            except Exception as e:  # noqa: BLE001 - any Redis failure: timeout, refused, moved
+                self._local_until = self.clock() + LOCAL_SECONDS
+                log.warning("rate limits (%s): Redis failed (%s); this process keeps its own "
+                            "buckets for %.0f s", self.kind, type(e).__name__, LOCAL_SECONDS)
+        return self.local.take(key)
+
+
+def limit(kind: str, burst: float, per_second: float, redis: Any = None) -> Limit | None:
+    """A Limit, or None for a limit turned off (a burst or a rate of 0)."""
+    return Limit(kind, burst, per_second, redis) if burst > 0 and per_second > 0 else None
+
+
+def seat_key(game_id: str, token: str, admin: bool, seat: int | None) -> str:
+    """Whose command budget a command draws from within its game: its seat token's (hashed:
+    keys may be seen in Redis), or the admin's seat."""
+    who = f"admin:{seat}" if admin else hashlib.sha256(token.encode()).hexdigest()[:24]
+    return f"{game_id}:{who}"
+
+
+# ---- the real client behind trusted proxies ----------------------------------------------
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(text: str) -> tuple[Network, ...]:
+    """ARBITER_TRUSTED_PROXIES: comma-separated addresses or CIDRs. ValueError names the bad
+    one."""
+    out = []
+    for item in (i.strip() for i in text.split(",")):
+        if item:
+            try:
+                out.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                raise ValueError(f"ARBITER_TRUSTED_PROXIES: {item!r} is not an address or a "
+                                 "CIDR (e.g. 10.0.0.0/8)") from None
+    return tuple(out)
+
+
+def address_key(address: str) -> str | None:
+    """'ipv4:1.2.3.4' or 'ipv6:[::1]' (as peer_address gives) from an address as proxies
+    write it (with or without a port, IPv6 in brackets or not); None if it is not one."""
+    text = unquote(address).strip().strip('"')
+    if text.startswith("["):
+        text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:  # an IPv4 address and a port
+        text = text.partition(":")[0]
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return f"ipv4:{ip}" if ip.version == 4 else f"ipv6:[{ip}]"
+
+
+def forwarded_chain(metadata: Iterable[tuple[str, Any]]) -> list[str]:
+    """The addresses a request passed through, the client first: every x-forwarded-for
+    value in order, else the `for=` of every `forwarded` element."""
+    pairs = [(k.lower(), str(v)) for k, v in metadata]
+    chain = [a for k, v in pairs if k == "x-forwarded-for" for a in v.split(",")]
+    if not chain:
+        for k, v in pairs:
+            if k == "forwarded":
+                for element in v.split(","):
+                    for param in element.split(";"):
+                        name, _, value = param.strip().partition("=")
+                        if name.lower() == "for":
+                            chain.append(value)
+    return [a.strip() for a in chain if a.strip()]
+
+
+def real_client(chain: Sequence[str], trusted: Sequence[Network]) -> str | None:
+    """The client behind the proxies: the last address of the chain that is not a trusted
+    proxy (each proxy appends the address it was called from, so what lies left of an
+    untrusted one is whatever the client wrote). None if the chain says nothing usable."""
+    for address in reversed(chain):
+        key = address_key(address)
+        if key is None:
+            return None  # a proxy we trust wrote no address: believe nothing further left
+        ip = ipaddress.ip_address(key.partition(":")[2].strip("[]"))
+        if not any(ip in net for net in trusted):
+            return key
+    return address_key(chain[0]) if chain else None
+
+
+def trusted_peer(peer: str, trusted: Sequence[Network]) -> bool:
+    key = address_key(peer.partition(":")[2]) if peer.startswith(("ipv4:", "ipv6:")) else None
+    if key is None:
+        return False
+    ip = ipaddress.ip_address(key.partition(":")[2].strip("[]"))
+    return any(ip in net for net in trusted)
 
 
 @dataclass(frozen=True)

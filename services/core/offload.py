@@ -1,20 +1,35 @@
-"""CPU-heavy requests run beside the event loop, not on it.
+"""CPU-heavy requests run in other processes, not on the event loop nor beside it.
 
 Verifying or importing a log, exporting one, replaying a long game to a version and forking
 re-run the rules over a whole history: on the event loop, one such call would stall every
-other client for as long as it runs. They go to a small pool of threads instead, with a
+other client for as long as it runs. A thread beside the loop is not enough either: it holds
+the interpreter lock for as long as the loop does, so four verifications in a thread made
+every other call several times slower. They go to a small pool of processes instead, with a
 bounded queue: past it, the caller is told to come back (RESOURCE_EXHAUSTED), rather than
-piling up work no one will wait for. Threads share the interpreter lock, but it changes hands
-every few milliseconds, so other calls wait milliseconds, not the whole computation.
+piling up work no one will wait for.
+
+A game is sent to a process by its name and looked up there (a game holds its generated
+module, which does not pickle). A game this process cannot name (one a test built itself)
+runs in a thread, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
+import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from services.core.decider import Game
 
 T = TypeVar("T")
 
@@ -28,20 +43,144 @@ class Busy(Exception):
         self.waiting = waiting
 
 
+@dataclass(frozen=True)
+class _GameNamed:
+    """A game as sent to another process: by name."""
+
+    name: str
+
+
+def _named(game: Game) -> _GameNamed | None:
+    """The game as a name another process can look up; None if it cannot."""
+    from services.workers import gameset
+
+    try:
+        return _GameNamed(game.name) if gameset.game(game.name) is game else None
+    except (KeyError, gameset.BrokenGame):
+        return None
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """An exception as sent back from another process: its class and attributes, since
+    pickling would call its __init__ again with the wrong arguments (BadLog's, RuleError's)."""
+
+    kind: type[Exception]
+    args: tuple[Any, ...]
+    attributes: dict[str, Any]
+
+    def rebuilt(self) -> Exception:
+        error = self.kind.__new__(self.kind)
+        error.args = self.args
+        error.__dict__.update(self.attributes)
+        return error
+
+
+def _call_named(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """In the pool's process: the games back from their names, then the call."""
+    from services.workers import gameset
+
+    def back(value: Any) -> Any:
+        return gameset.game(value.name) if isinstance(value, _GameNamed) else value
+
+    try:
+        return fn(*[back(a) for a in args], **{k: back(v) for k, v in kwargs.items()})
+    except Exception as error:  # noqa: BLE001 - the caller raises it again
+        return _Raised(type(error), error.args, dict(error.__dict__))
+
+
+def _follow_parent(parent: int) -> None:
+    """In the pool's processes: they end with the server. Ctrl-C stops the server, which
+    stops them (without a traceback of each); a server killed outright leaves them waiting
+    on a queue they also hold open, so a thread watches for their parent to be gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _warm() -> None:
+    """Imports the games once per process, before a caller waits for them."""
+    from services.workers import gameset
+
+    gameset.all_games()
+
+
+# By use and size: every server of a process (a test's) shares them.
+_pools: dict[tuple[str, int], ProcessPoolExecutor] = {}
+
+
+def process_pool(processes: int, use: str = "cpu") -> ProcessPoolExecutor:
+    """The process's pool for this use (re-running logs, simulations) and size, made on first
+    use (most servers never verify anything)."""
+    processes = max(1, processes)
+    pool = _pools.get((use, processes))
+    if pool is None:
+        # Spawned, not forked: a fork of a process running gRPC's threads may hang.
+        pool = _pools[use, processes] = ProcessPoolExecutor(
+            processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_follow_parent, initargs=(os.getpid(),))
+        for _ in range(processes):
+            pool.submit(_warm)
+    return pool
+
+
+def forget(pool: Executor) -> None:
+    """A pool one of whose processes died (killed, out of memory): the next call gets a new
+    one."""
+    for key, known in list(_pools.items()):
+        if known is pool:
+            del _pools[key]
+
+
 class CpuPool:
-    def __init__(self, threads: int = 1, queue: int = 16) -> None:
-        self.threads, self.queue = max(1, threads), max(0, queue)
-        self._pool: ThreadPoolExecutor | None = None
+    """`processes` processes (0: one thread beside the event loop) and `queue` calls
+    waiting for them."""
+
+    def __init__(self, processes: int = 1, queue: int = 16) -> None:
+        self.processes, self.queue = max(0, processes), max(0, queue)
+        self._thread: ThreadPoolExecutor | None = None
         self.pending = 0  # running and waiting
 
+    def _executor(self, threaded: bool) -> Executor:
+        if not threaded:
+            return process_pool(self.processes)
+        if self._thread is None:  # made on first use: most servers never verify anything
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="cpu")
+        return self._thread
+
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        if self.pending >= self.threads + self.queue:
+        if self.pending >= max(1, self.processes) + self.queue:
             raise Busy(self.pending)
-        if self._pool is None:  # made on first use: most servers never verify anything
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="cpu")
+        bound_to = getattr(fn, "__self__", None)
+        if inspect.ismethod(fn) and isinstance(bound_to, Game):  # game.replay
+            fn, args = fn.__func__, (bound_to, *args)
+        values = [*args, *kwargs.values()]
+        names = {id(v): _named(v) for v in values if isinstance(v, Game)}
+        threaded = self.processes == 0 or None in names.values()
+        call: Callable[[], T]
+        if threaded:
+            call = functools.partial(fn, *args, **kwargs)
+        else:
+            def sent(v: Any) -> Any:
+                return names.get(id(v), v) if isinstance(v, Game) else v
+
+            call = functools.partial(_call_named, fn, tuple(sent(a) for a in args),
+                                     {k: sent(v) for k, v in kwargs.items()})
         self.pending += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._pool, functools.partial(fn, *args, **kwargs))
+            executor = self._executor(threaded)
+            try:
+                result = await asyncio.get_running_loop().run_in_executor(executor, call)
+            except BrokenProcessPool:
+                forget(executor)
+                raise
         finally:
             self.pending -= 1
+        if isinstance(result, _Raised):
+            raise result.rebuilt()
+        return result  # type: ignore[no-any-return]

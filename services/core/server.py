@@ -50,10 +50,28 @@ class Config:
     # Simulate draw from a bucket of `rate_burst` calls refilled at `rate_per_second`.
     rate_burst: float = 100
     rate_per_second: float = 5
-    # Threads that re-run whole logs and histories (verify, import, export, replay, fork),
-    # and how many such calls may wait for one before the next is refused.
-    cpu_threads: int = 1
+    # Commands (Act, Play's) per client and per seat, as token buckets. Off here; the
+    # environment's defaults turn them on (COMMAND_RATE...), as for http_addr.
+    command_rate: float = 0
+    command_burst: float = 0
+    seat_command_rate: float = 0
+    seat_command_burst: float = 0
+    # With the store on Redis, keep those buckets there: one budget per client however many
+    # replicas it calls. Off here (a test's server keeps its own), on from the environment.
+    shared_limits: bool = False
+    # Proxies whose x-forwarded-for (or forwarded) names the client (comma-separated CIDRs).
+    trusted_proxies: str = ""
+    # Processes that re-run whole logs and histories (verify, import, export, replay, fork;
+    # 0: one thread, which shares the event loop's interpreter lock), and how many such calls
+    # may wait for one before the next is refused.
+    cpu_processes: int = 1
     cpu_queue: int = 16
+    # Simulate: games per call (but the admin's), simulations at once, one client's share of
+    # them, and the processes that play them without a broker.
+    simulate_max_games: int = 1000
+    simulate_at_once: int = 4
+    simulate_per_client: int = 1
+    simulate_processes: int = 1
     tls_cert: str = ""  # PEM files; both set: the gRPC port speaks TLS only
     tls_key: str = ""
     reuse_port: bool = False  # share the gRPC port with another process (SO_REUSEPORT)
@@ -79,8 +97,19 @@ class Config:
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
         c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
         c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
-        c.cpu_threads = int(env.get("ARBITER_CPU_THREADS", c.cpu_threads))
+        c.command_rate = float(env.get("ARBITER_COMMAND_RATE", COMMAND_RATE))
+        c.command_burst = float(env.get("ARBITER_COMMAND_BURST", COMMAND_BURST))
+        c.seat_command_rate = float(env.get("ARBITER_SEAT_COMMAND_RATE", SEAT_COMMAND_RATE))
+        c.seat_command_burst = float(env.get("ARBITER_SEAT_COMMAND_BURST", SEAT_COMMAND_BURST))
+        c.trusted_proxies = env.get("ARBITER_TRUSTED_PROXIES", "")
+        c.shared_limits = env.get("ARBITER_SHARED_LIMITS", "1") != "0"
+        c.cpu_processes = int(env.get("ARBITER_CPU_PROCESSES", c.cpu_processes))
         c.cpu_queue = int(env.get("ARBITER_CPU_QUEUE", c.cpu_queue))
+        c.simulate_max_games = int(env.get("ARBITER_SIMULATE_MAX_GAMES", c.simulate_max_games))
+        c.simulate_at_once = int(env.get("ARBITER_SIMULATE_AT_ONCE", c.simulate_at_once))
+        c.simulate_per_client = int(env.get("ARBITER_SIMULATE_PER_CLIENT",
+                                            c.simulate_per_client))
+        c.simulate_processes = int(env.get("ARBITER_SIMULATE_PROCESSES", c.simulate_processes))
         c.tls_cert = env.get("ARBITER_TLS_CERT", "")
         c.tls_key = env.get("ARBITER_TLS_KEY", "")
         c.reuse_port = env.get("ARBITER_GRPC_REUSE_PORT", "") == "1"
@@ -88,6 +117,12 @@ class Config:
         c.max_connection_age_s = float(env.get("ARBITER_GRPC_MAX_CONNECTION_AGE", 0) or 0)
         c.lobby_seconds = float(env.get("ARBITER_LOBBY_SECONDS", c.lobby_seconds))
         return c
+
+
+# A person plays a command every few seconds; a script may play a whole game at full speed
+# (a few hundred commands at once), then several games' seats from one address.
+COMMAND_RATE, COMMAND_BURST = 50.0, 500.0  # per client
+SEAT_COMMAND_RATE, SEAT_COMMAND_BURST = 20.0, 200.0  # per seat of a game
 
 
 class ConfigError(Exception):

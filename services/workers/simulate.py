@@ -191,11 +191,16 @@ def run(plan: Plan, progress: Progress | None = None, broker_url: str = "") -> d
     else:
         for c in chunks:
             done(play_chunk(*args, c, plan.options, plan.rotate))
+    return finish(game, plan, results, time.perf_counter() - t0, bool(broker_url))
+
+
+def finish(game: Game, plan: Plan, results: list[dict[str, Any]], seconds: float,
+           celery: bool) -> dict[str, Any]:
+    """The report of the games played, with how long they took."""
     report = summarise(game, plan, results)
-    seconds = time.perf_counter() - t0
     report["timing"] = {"seconds": round(seconds, 3),
                         "games_per_second": round(plan.games / seconds, 1) if seconds else 0.0,
-                        "workers": plan.workers, "celery": bool(broker_url)}
+                        "workers": plan.workers, "celery": celery}
     return report
 
 

@@ -94,3 +94,33 @@ async def test_a_games_calls_reach_one_server_and_the_others_are_spread(tmp_path
         top.stop()
         for built in servers:
             await built.server.stop(None)
+
+
+@needs_haproxy
+async def test_the_router_names_the_caller_and_a_client_cannot_name_itself(tmp_path: Path
+                                                                          ) -> None:
+    """The servers trust the router's x-forwarded-for (ARBITER_TRUSTED_PROXIES); the router
+    sets it to the address the call came from, so a client that writes a new address in it
+    on every call still draws from one bucket: its third CreateGame is refused."""
+    config = Config(grpc_addr="127.0.0.1:0", trusted_proxies="127.0.0.1/32", rate_burst=2,
+                    rate_per_second=0.001)
+    built = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())
+    await built.server.start()
+    top = Topology(ports=[built.port])
+    try:
+        start_router(top, str(tmp_path))
+        await wait_serving([top.router_port], seconds=20)
+        request = bubblee_pb2.CreateGameRequest(seats=[arbiter_pb2.Seat(name="a"),
+                                                       arbiter_pb2.Seat(name="b")])
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{top.router_port}") as routed:
+            stub = bubblee_pb2_grpc.GameStub(routed)
+            for i in range(2):
+                await stub.CreateGame(request, metadata=(("x-forwarded-for", f"192.0.2.{i}"),),
+                                      timeout=10)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.CreateGame(request, metadata=(("x-forwarded-for", "192.0.2.9"),),
+                                      timeout=10)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        top.stop()
+        await built.server.stop(None)

@@ -140,7 +140,7 @@ def test_get_view_keeps_its_latency_while_logs_are_verified(tmp_path: Path) -> N
 async def test_past_its_queue_the_pool_refuses_work_instead_of_piling_it_up() -> None:
     from services.core.offload import Busy, CpuPool
 
-    pool = CpuPool(threads=1, queue=1)
+    pool = CpuPool(processes=0, queue=1)  # a thread: the lambdas do not pickle
     release = threading.Event()
     first = asyncio.ensure_future(pool.run(release.wait, 30))
     second = asyncio.ensure_future(pool.run(lambda: "queued"))

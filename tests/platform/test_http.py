@@ -343,7 +343,7 @@ def test_only_the_private_socket_may_name_the_http_client() -> None:
         def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
             return ((HTTP_PEER, "203.0.113.9"),)
 
-    admission = Admission(None)
+    admission = Admission(None, gateway="unix:/tmp/arbiter-http-x/grpc.sock")
     assert admission.client_of(Context("unix:/tmp/arbiter-http-x/grpc.sock")) == \
         "http:203.0.113.9"
     assert admission.client_of(Context("ipv4:127.0.0.1:5555")) == "ipv4:127.0.0.1"

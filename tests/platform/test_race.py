@@ -53,7 +53,10 @@ def start_server(port: int, url: str = REDIS_URL) -> subprocess.Popen[bytes]:
         url == CLUSTER_URL) else {}
     env = dict(os.environ, **workers, ARBITER_REDIS_URL=url, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
                ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_ADMIN_TOKEN=ADMIN,
-               ARBITER_GAMES="bubblee")
+               ARBITER_GAMES="bubblee",
+               # 12 players on one address race on purpose: the appends are under test here,
+               # not the command rates (tests/platform/test_limits.py has theirs).
+               ARBITER_COMMAND_RATE="0", ARBITER_SEAT_COMMAND_RATE="0")
     return subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
