@@ -26,6 +26,7 @@ from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.startup import CannotStart
 from services.core.store import Store, StoreOnRedis, StoreUnavailable
+from services.workers import gameset
 from services.workers.grpc_sim import Limits, simulate_handler
 from services.workers.projections import snapshot_source
 from services.workers.runtime import Workers, read_model_of
@@ -64,7 +65,7 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
         ai_dispatch = parts.in_process_ai
     host = Host(store, games, config.admin_token, ai_dispatch=ai_dispatch,
                 snapshot_source=snapshots, on_append=hub.appended,
-                cpu=CpuPool(config.cpu_processes, config.cpu_queue),
+                cpu=CpuPool(config.cpu_processes, config.cpu_queue, lookup=gameset.game),
                 lobby_seconds=config.lobby_seconds)
     workers = Workers(host, rm)
     # grpc's own limit is a backstop; ours answers first, with a reason.
@@ -170,7 +171,7 @@ async def serve(config: parts.Config, games: dict[str, Game]) -> int:
     probes = parts.health_only_server(config, servicer) if config.health_addr else None
     parts.start_metrics(config.metrics_addr)
     if config.cpu_processes > 0:  # started now, so that the first VerifyLog does not wait
-        offload.process_pool(config.cpu_processes)
+        offload.process_pool(config.cpu_processes, warm=gameset.all_games)
     await process.server.start()
     http = await parts.start_http(config, process.http)
     if probes:

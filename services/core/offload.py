@@ -8,9 +8,10 @@ every other call several times slower. They go to a small pool of processes inst
 bounded queue: past it, the caller is told to come back (RESOURCE_EXHAUSTED), rather than
 piling up work no one will wait for.
 
-A game is sent to a process by its name and looked up there (a game holds its generated
-module, which does not pickle). A game this process cannot name (one a test built itself)
-runs in a thread, as before.
+A game is sent to a process by its name and looked up there with the lookup the
+composition root hands the pool (a game holds its generated module, which does not pickle).
+A game the lookup cannot name (one a test built itself), or a pool given no lookup, runs in a
+thread, as before.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from typing import Any, TypeVar
 from services.core.decider import Game
 
 T = TypeVar("T")
+# The game of a name, in any process: a module-level function, so that it pickles by name.
+Lookup = Callable[[str], Game]
 
 
 class Busy(Exception):
@@ -50,13 +53,11 @@ class _GameNamed:
     name: str
 
 
-def _named(game: Game) -> _GameNamed | None:
+def _named(game: Game, lookup: Lookup) -> _GameNamed | None:
     """The game as a name another process can look up; None if it cannot."""
-    from services.workers import gameset
-
     try:
-        return _GameNamed(game.name) if gameset.game(game.name) is game else None
-    except (KeyError, gameset.BrokenGame):
+        return _GameNamed(game.name) if lookup(game.name) is game else None
+    except Exception:  # noqa: BLE001 - unknown or broken: not sent by name
         return None
 
 
@@ -76,17 +77,28 @@ class _Raised:
         return error
 
 
-def _call_named(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _call_named(lookup: Lookup, fn: Callable[..., Any], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
     """In the pool's process: the games back from their names, then the call."""
-    from services.workers import gameset
-
     def back(value: Any) -> Any:
-        return gameset.game(value.name) if isinstance(value, _GameNamed) else value
+        return lookup(value.name) if isinstance(value, _GameNamed) else value
 
     try:
         return fn(*[back(a) for a in args], **{k: back(v) for k, v in kwargs.items()})
     except Exception as error:  # noqa: BLE001 - the caller raises it again
         return _Raised(type(error), error.args, dict(error.__dict__))
+
+
+def _start(parent: int, warm: Callable[[], object] | None) -> None:
+    """In the pool's processes: follow the parent, then import the games once, before a
+    caller waits for them."""
+    _follow_parent(parent)
+    if warm is not None:
+        warm()
+
+
+def _ready() -> None:
+    """Nothing: submitted once per process so that the pool starts them all at once."""
 
 
 def _follow_parent(parent: int) -> None:
@@ -103,29 +115,23 @@ def _follow_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _warm() -> None:
-    """Imports the games once per process, before a caller waits for them."""
-    from services.workers import gameset
-
-    gameset.all_games()
-
-
 # By use and size: every server of a process (a test's) shares them.
 _pools: dict[tuple[str, int], ProcessPoolExecutor] = {}
 
 
-def process_pool(processes: int, use: str = "cpu") -> ProcessPoolExecutor:
+def process_pool(processes: int, use: str = "cpu",
+                 warm: Callable[[], object] | None = None) -> ProcessPoolExecutor:
     """The process's pool for this use (re-running logs, simulations) and size, made on first
-    use (most servers never verify anything)."""
+    use (most servers never verify anything); `warm` (picklable) runs once in each process."""
     processes = max(1, processes)
     pool = _pools.get((use, processes))
     if pool is None:
         # Spawned, not forked: a fork of a process running gRPC's threads may hang.
         pool = _pools[use, processes] = ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_follow_parent, initargs=(os.getpid(),))
-        for _ in range(processes):
-            pool.submit(_warm)
+            initializer=_start, initargs=(os.getpid(), warm))
+        for _ in range(processes):  # started now, not at the first caller's call
+            pool.submit(_ready)
     return pool
 
 
@@ -138,11 +144,13 @@ def forget(pool: Executor) -> None:
 
 
 class CpuPool:
-    """`processes` processes (0: one thread beside the event loop) and `queue` calls
-    waiting for them."""
+    """`processes` processes (0, or no `lookup` of games by name: one thread beside the
+    event loop) and `queue` calls waiting for them."""
 
-    def __init__(self, processes: int = 1, queue: int = 16) -> None:
+    def __init__(self, processes: int = 1, queue: int = 16, lookup: Lookup | None = None
+                 ) -> None:
         self.processes, self.queue = max(0, processes), max(0, queue)
+        self.lookup = lookup
         self._thread: ThreadPoolExecutor | None = None
         self.pending = 0  # running and waiting
 
@@ -160,16 +168,18 @@ class CpuPool:
         if inspect.ismethod(fn) and isinstance(bound_to, Game):  # game.replay
             fn, args = fn.__func__, (bound_to, *args)
         values = [*args, *kwargs.values()]
-        names = {id(v): _named(v) for v in values if isinstance(v, Game)}
-        threaded = self.processes == 0 or None in names.values()
+        lookup = self.lookup
+        names = {id(v): _named(v, lookup) if lookup else None
+                 for v in values if isinstance(v, Game)}
+        threaded = self.processes == 0 or lookup is None or None in names.values()
         call: Callable[[], T]
-        if threaded:
+        if threaded or lookup is None:
             call = functools.partial(fn, *args, **kwargs)
         else:
             def sent(v: Any) -> Any:
                 return names.get(id(v), v) if isinstance(v, Game) else v
 
-            call = functools.partial(_call_named, fn, tuple(sent(a) for a in args),
+            call = functools.partial(_call_named, lookup, fn, tuple(sent(a) for a in args),
                                      {k: sent(v) for k, v in kwargs.items()})
         self.pending += 1
         try:

@@ -26,7 +26,7 @@ from services.core import grpc_api, offload
 from services.core.guard import tolerant
 from services.core.host import Host
 from services.core.metrics import METRICS
-from services.workers import simulate
+from services.workers import gameset, simulate
 
 MAX_GAMES = 100_000  # per call, for the admin
 SERVICE = "arbiter.v1.Arbiter"
@@ -68,7 +68,7 @@ async def play_in_pool(plan: simulate.Plan, processes: int) -> dict[str, Any]:
     """The plan's games in the server's simulation processes, one chunk after another (a
     cancelled call stops at the chunk under way)."""
     game = simulate.check(plan)
-    pool = offload.process_pool(processes, "simulate")
+    pool = offload.process_pool(processes, "simulate", warm=gameset.all_games)
     loop = asyncio.get_running_loop()
     t0 = time.perf_counter()
     results: list[dict[str, Any]] = []
