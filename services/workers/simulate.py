@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import multiprocessing
 import re
 import time
 from collections import Counter
@@ -183,7 +184,10 @@ def run(plan: Plan, progress: Progress | None = None, broker_url: str = "") -> d
 
         run_on_celery(broker_url, plan, chunks, done)
     elif plan.workers > 1:
-        with ProcessPoolExecutor(plan.workers) as pool:
+        # Spawned, not forked: a fork copies the caller's threads and open connections (gRPC's,
+        # a Celery client's), whose after-fork clean-up can wait forever on a socket.
+        with ProcessPoolExecutor(plan.workers, mp_context=multiprocessing.get_context("spawn")
+                                 ) as pool:
             futures = [pool.submit(play_chunk, *args, c, plan.options, plan.rotate)
                        for c in chunks]
             for f in futures:
