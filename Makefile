@@ -82,7 +82,7 @@ loadtest: $(GEN_STAMP) router
 # Every attack of issue 21's list against a real server (embedded store, then Redis) while a
 # well-behaved client plays; writes loadtests/results/abuse.json (a few minutes).
 abuse: $(GEN_STAMP)
-	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.abuse $(ABUSE_ARGS)
+	ARBITER_TEST_CLUSTER=0 $(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.abuse $(ABUSE_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
 balance: $(GEN_STAMP)

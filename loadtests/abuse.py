@@ -287,6 +287,38 @@ async def idle_http(t: Target, seconds: float) -> dict[str, Any]:
     return {"opened": len(held), "connect_failed": failed, "still_open_at_end": still_open}
 
 
+async def idle_grpc(t: Target, seconds: float) -> dict[str, Any]:
+    """Open up to 5,000 TCP connections to the gRPC port and send nothing; then a new client
+    calls once (gRPC has no cap per address: while the silent ones hold the port's cap, a
+    new client is refused until the handshake timeout closes them)."""
+    host, _, port = t.grpc_addr.rpartition(":")
+    held, failed = [], 0
+    end = time.monotonic() + seconds
+
+    async def one() -> None:
+        nonlocal failed
+        try:
+            held.append(await asyncio.open_connection(host, int(port),
+                                                      local_addr=(ATTACKER, 0)))
+        except OSError:
+            failed += 1
+
+    while len(held) + failed < 5_000 and time.monotonic() < end - 1:
+        await asyncio.gather(*(one() for _ in range(200)))
+    outcome = "OK"
+    async with grpc.aio.insecure_channel(t.grpc_addr) as channel:
+        try:
+            await channel.unary_unary(ARBITER + "ListGames", request_serializer=apb
+                                      .ListGamesRequest.SerializeToString)(
+                apb.ListGamesRequest(), timeout=2)
+        except grpc.aio.AioRpcError as e:
+            outcome = e.code().name
+    await asyncio.sleep(max(0.0, end - time.monotonic()))
+    for _, writer in held:
+        writer.close()
+    return {"opened": len(held), "connect_failed": failed, "new_client_call": outcome}
+
+
 async def slowloris(t: Target, seconds: float) -> dict[str, Any]:
     """60 connections sending one header line a second, and 60 announcing a 1,000-byte body
     and sending one byte."""
@@ -519,6 +551,7 @@ async def act_flood(t: Target, seconds: float) -> dict[str, Any]:
 
 ATTACKS: dict[str, Callable[[Target, float], Coroutine[Any, Any, dict[str, Any]]]] = {
     "idle_http": idle_http,
+    "idle_grpc": idle_grpc,
     "slowloris": slowloris,
     "watch_streams": watch_streams,
     "unread_play": unread_play,
@@ -619,9 +652,13 @@ async def measured(server: Server, player: Player, seconds: float,
 
 
 def ratios(result: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float]:
-    return {f"{k[:-3]}_ratio": round(result[k] / baseline[k], 2)
-            for k in ("get_view_p50_ms", "get_view_p99_ms", "act_p50_ms", "act_p99_ms")
-            if baseline[k] and result[k] == result[k]}
+    """Latencies as ratios to the baseline's, and the rounds played (a GetView and an Act
+    each) as a share of the baseline's: latencies alone hide a client that got few answers."""
+    found = {f"{k[:-3]}_ratio": round(result[k] / baseline[k], 2)
+             for k in ("get_view_p50_ms", "get_view_p99_ms", "act_p50_ms", "act_p99_ms")
+             if baseline[k] and result[k] == result[k]}
+    found["rounds_ratio"] = round(result["rounds"] / max(1, baseline["rounds"]), 2)
+    return found
 
 
 async def run_store(store: str, attacks: list[str], seconds: float,
@@ -659,17 +696,18 @@ async def run_store(store: str, attacks: list[str], seconds: float,
 
 
 def table(report: dict[str, Any]) -> str:
-    rows = ["| store | attack | GetView p50 / p99 | Act p50 / p99 | errors | RSS max MB | fds max "
-            "| log lines |", "|---|---|---|---|---|---|---|---|"]
+    rows = ["| store | attack | GetView p50 / p99 | Act p50 / p99 | rounds | errors | RSS max MB "
+            "| fds max | log lines |", "|---|---|---|---|---|---|---|---|---|"]
     for store, result in report["stores"].items():
         for name, r in result["attacks"].items():
             if "skipped" in r:
-                rows.append(f"| {store} | {name} | {r['skipped']} | | | | | |")
+                rows.append(f"| {store} | {name} | {r['skipped']} | | | | | | |")
                 continue
             rows.append(
                 f"| {store} | {name} | x{r.get('get_view_p50_ratio', '?')} / "
                 f"x{r.get('get_view_p99_ratio', '?')} | x{r.get('act_p50_ratio', '?')} / "
-                f"x{r.get('act_p99_ratio', '?')} | {sum(r['errors'].values())} | "
+                f"x{r.get('act_p99_ratio', '?')} | x{r['rounds_ratio']} | "
+                f"{sum(r['errors'].values())} | "
                 f"{r['server_rss_mb_max']} | {r['server_fds_max']} | {r['server_log_lines']} |")
     return "\n".join(rows)
 

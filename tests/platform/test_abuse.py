@@ -35,8 +35,10 @@ def test_idle_connections_hold_at_most_the_cap_per_address_and_the_log_stays_qui
     idle = run["attacks"]["idle_http"]
     assert idle["observed"]["opened"] > 1000  # the attacker got its connections accepted...
     # ...but the server held at most 64 of them (ARBITER_HTTP_MAX_CONNECTIONS_PER_CLIENT)
-    # beside what it holds anyway, and said so in a line or two, not one per connection.
-    assert idle["server_fds_max"] <= run["baseline"]["server_fds_max"] + 64 + 16
+    # beside what it holds anyway, plus the refused ones of the attacker's last burst of 200
+    # (each open until its answer is written), and said so in a line or two, not one per
+    # connection.
+    assert idle["server_fds_max"] <= run["baseline"]["server_fds_max"] + 64 + 200 + 16
     assert idle["server_log_lines"] <= 3
 
 
