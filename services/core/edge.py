@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import resource
 import time
 from collections import Counter
@@ -60,8 +61,10 @@ class EdgeLimits:
 
     def per_port(self, asked: int) -> int:
         """A port's connection cap: what was asked, else half of the descriptors left after
-        the reserve; never more than that half (the other port has the other half)."""
-        share = max(1, (raise_descriptor_limit() - self.fd_reserve) // 2)
+        the reserve; never more than that half (the other port has the other half). Under a
+        limit too low for the reserve, a quarter of the limit."""
+        limit = raise_descriptor_limit()
+        share = max((limit - self.fd_reserve) // 2, limit // 4, 1)
         return min(asked, share) if asked > 0 else min(share, MAX_CONNECTIONS)
 
     def grpc_options(self) -> list[tuple[str, int]]:
@@ -85,9 +88,10 @@ def raise_descriptor_limit() -> int:
 
 
 class Sparse(logging.Filter):
-    """Lets one record of a kind through per `seconds` (the kind: its format string), and says
-    how many of that kind it held back: a flood of refusals or of "Too many open files" must
-    not write a line per attempt."""
+    """Lets one record of a kind through per `seconds`, and says how many of that kind it held
+    back: a flood of refusals or of "Too many open files" must not write a line per attempt.
+    A record's kind is its message up to the first parenthesis, angle bracket or line break,
+    digits left out: asyncio names the failing callback or socket (with its address) there."""
 
     def __init__(self, seconds: float = 60.0) -> None:
         super().__init__()
@@ -96,7 +100,8 @@ class Sparse(logging.Filter):
         self.held: Counter[str] = Counter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        kind, now = str(record.msg), time.monotonic()
+        kind = re.sub(r"\d", "", re.split(r"[(<\n]", str(record.msg), maxsplit=1)[0])
+        now = time.monotonic()
         if now - self.last.get(kind, -self.seconds) < self.seconds:
             self.held[kind] += 1
             return False
