@@ -231,10 +231,14 @@ class Gateway:
     """HTTP in front of a gRPC server reached at `target` (a unix socket of this process)."""
 
     def __init__(self, target: str, services: Iterable[str],
-                 limits: EdgeLimits | None = None) -> None:
+                 limits: EdgeLimits | None = None, loopback_only: bool = False) -> None:
         self.methods = methods_of(services)
         self.channel = grpc.aio.insecure_channel(target)
         self.limits = limits or EdgeLimits()
+        # Listening on loopback only, a request naming another host came through a name
+        # that an attacker's DNS pointed here (DNS rebinding): its page would be "same origin".
+        self.loopback_only = loopback_only
+        self.hosts = {urlsplit(o).hostname for o in self.limits.origins}
 
     async def close(self) -> None:
         await self.channel.close()
@@ -260,6 +264,15 @@ class Gateway:
 
     def _check_origin(self, request: web.Request) -> None:
         """A browser names the page's origin: it must be this server's own, or listed."""
+        try:
+            host = urlsplit(f"//{request.host}").hostname or ""
+        except ValueError:  # a Host that is no host name ("[x")
+            host = ""
+        if self.loopback_only and host not in self.hosts and not _loopback_name(host):
+            raise Refused(403, grpc.StatusCode.PERMISSION_DENIED, "HOST_NOT_ALLOWED",
+                          f"this server listens on this machine only, and the request names "
+                          f"the host {host!r}: use 127.0.0.1 or localhost, or list the origin "
+                          "in ARBITER_HTTP_ORIGINS")
         origin = request.headers.get("origin")
         if origin is None or origin.rstrip("/") in self.limits.origins:
             return
@@ -475,6 +488,15 @@ def forwarded_for(request: web.Request) -> str:
         except ValueError:
             continue
     return ", ".join([*chain[-FORWARDED_HOPS:], request.remote or "unknown"])
+
+
+def _loopback_name(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _connect_timeout(request: web.Request) -> float | None:

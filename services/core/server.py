@@ -305,7 +305,8 @@ async def start_http(config: Config, target: HttpTarget | None) -> HttpServer | 
     from services.core.http_gateway import Gateway
 
     folder = target.folder
-    gateway = Gateway(target.address, target.services, config.edge)
+    gateway = Gateway(target.address, target.services, config.edge,
+                      loopback_only=not listens_beyond_loopback(config.http_addr))
     app = web.Application(client_max_size=MAX_HTTP_BODY)
     app.add_routes(console_routes())
     app.add_routes(gateway.routes())

@@ -137,6 +137,13 @@ async def test_a_body_without_a_known_type_or_from_another_origin_is_refused(
                                                  b"origin: http://evil.example"))
     assert status == 403 and answer["code"] == "permission_denied"
     assert reason(answer) == "ORIGIN_NOT_ALLOWED" and "evil.example" in answer["message"]
+    # A page whose name an attacker pointed at 127.0.0.1 (DNS rebinding) is "same origin":
+    # its Host names no loopback address, which a server on loopback only never serves.
+    rebound = post(GAME + "CreateGame", seats, b"content-type: application/json",
+                   b"origin: http://evil.example:8080").replace(b"host: 127.0.0.1",
+                                                               b"host: evil.example:8080")
+    status, answer = await raw(served.port, rebound)
+    assert status == 403 and reason(answer) == "HOST_NOT_ALLOWED"
     # The server's own origin (the console's page), a listed one, and none (curl) pass.
     for origin in (b"origin: http://127.0.0.1", b"origin: https://app.example.com", None):
         headers = [b"content-type: application/json"] + ([origin] if origin else [])
