@@ -330,7 +330,7 @@ async def slowloris(t: Target, seconds: float) -> dict[str, Any]:
         except OSError:
             continue
         if i % 2:
-            writer.write(f"POST {GAME}CreateGame HTTP/1.1\r\nhost: x\r\n"
+            writer.write(f"POST {GAME}CreateGame HTTP/1.1\r\nhost: 127.0.0.1\r\n"
                          "content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"
                          .encode())
         else:
@@ -517,7 +517,7 @@ async def bad_tokens(t: Target, seconds: float) -> dict[str, Any]:
             reader, writer = await asyncio.open_connection("127.0.0.1", t.http_port,
                                                            local_addr=(ATTACKER, 0))
             writer.write(b"\r\n".join([
-                f"POST {GAME}GetView HTTP/1.1".encode(), b"host: x", b"connection: close",
+                f"POST {GAME}GetView HTTP/1.1".encode(), b"host: 127.0.0.1", b"connection: close",
                 b"content-type: application/json", f"content-length: {len(body)}".encode(),
                 bad]) + b"\r\n\r\n" + body)
             head = await reader.readline()
