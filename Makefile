@@ -11,7 +11,7 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast browser router bench bench-streams loadtest lint typecheck protos buf clean
+.PHONY: run test test-fast browser router bench bench-streams loadtest abuse lint typecheck protos buf clean
 
 $(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,11 @@ bench-streams: $(GEN_STAMP)
 # LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
 loadtest: $(GEN_STAMP) router
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
+
+# Every attack of issue 21's list against a real server (embedded store, then Redis) while a
+# well-behaved client plays; writes loadtests/results/abuse.json (a few minutes).
+abuse: $(GEN_STAMP)
+	ARBITER_TEST_CLUSTER=0 $(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.abuse $(ABUSE_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
 balance: $(GEN_STAMP)

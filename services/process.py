@@ -11,7 +11,6 @@ import asyncio
 import logging
 import os
 import signal
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +101,7 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     http = None
     if config.http_addr:
         # The HTTP gateway calls this server through a socket only this user can open.
-        folder = tempfile.mkdtemp(prefix="arbiter-http-")
+        folder = parts.private_socket_folder()
         http = parts.HttpTarget(f"unix:{os.path.join(folder, 'grpc.sock')}",
                           [*names, health.SERVICE_NAME], folder)
         server.add_insecure_port(http.address)

@@ -16,11 +16,18 @@ into the HTTP framing the client spoke:
 HTTP/1.1 has no full-duplex calls: a client-streaming or bidirectional method (Play) takes the
 whole request body as the client's messages, then the stream goes on pushing (half duplex). A
 browser therefore opens Play with `open` alone and sends its commands with unary Act.
+
+Before any of that, a request must name a known content-type, come from an allowed `Origin`
+when it names one (a web page on another site must not drive the API), carry tokens that can be
+tokens, and send its body within the read timeout; else it is answered with an HTTP status
+and a Connect error body saying why.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import ipaddress
 import json
 import logging
 import struct
@@ -28,20 +35,28 @@ from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import grpc
 from aiohttp import web
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
-from services.core.grpc_api import ADMIN_TOKEN, HTTP_PEER, SEAT_TOKEN
+from services.core.edge import EdgeLimits
+from services.core.grpc_api import ADMIN_TOKEN, DOMAIN, HTTP_PEER, SEAT_TOKEN
 
 log = logging.getLogger("arbiter")
 
 # Request headers passed on as call metadata (the tokens); everything else stays at the edge.
 FORWARDED = (SEAT_TOKEN, ADMIN_TOKEN)
+# The HTTP client's address for the gRPC server's per-client limits: the chain a proxy in
+# front sent (its last few entries), then the address of whoever connected here.
+FORWARDED_FOR = "x-forwarded-for"
+FORWARDED_HOPS = 8
 MAX_BODY = 4 * 1024 * 1024  # gRPC's default largest message
+UNARY_TYPES = ("application/json", "application/proto")
+STREAM_TYPES = ("application/connect+json", "application/connect+proto")
 
 # Connect's names of the gRPC codes, and the HTTP status of a unary error.
 CONNECT_CODES: dict[grpc.StatusCode, tuple[str, int]] = {
@@ -82,6 +97,25 @@ class Failure(Exception):
     details: bytes = b""  # a serialized google.rpc.Status, when the server sent one
 
 
+class Refused(Exception):
+    """A request refused at the edge, before any call: an HTTP status, a Connect error body."""
+
+    def __init__(self, status: int, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.failure = Failure(code, message, with_reason(code, reason, message))
+
+    def response(self) -> web.Response:
+        return web.json_response(status_json(self.failure), status=self.status)
+
+
+def with_reason(code: grpc.StatusCode, reason: str, message: str) -> bytes:
+    """A google.rpc.Status carrying an ErrorInfo with this reason, as the server's own."""
+    status = status_pb2.Status(code=code.value[0], message=message)
+    status.details.add().Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
+    return status.SerializeToString()
+
+
 def methods_of(services: Iterable[str]) -> dict[str, Method]:
     """Every method of these services, by HTTP path, from the descriptors already loaded."""
     pool = descriptor_pool.Default()
@@ -103,10 +137,14 @@ def envelope(flags: int, payload: bytes) -> bytes:
     return struct.pack(">BI", flags, len(payload)) + payload
 
 
-def unenvelope(body: bytes) -> list[tuple[int, bytes]]:
-    """The (flags, payload) frames of an enveloped body; ValueError if it is cut short."""
-    frames, at = [], 0
+def unenvelope(body: bytes, most: int | None = None) -> list[tuple[int, bytes]]:
+    """The (flags, payload) frames of an enveloped body; ValueError if it is cut short,
+    TooMany as soon as it holds more than `most` frames."""
+    frames: list[tuple[int, bytes]] = []
+    at = 0
     while at < len(body):
+        if most is not None and len(frames) >= most:
+            raise TooMany(most)
         if len(body) - at < 5:
             raise ValueError("a message's 5-byte prefix is cut short")
         flags, size = struct.unpack_from(">BI", body, at)
@@ -116,6 +154,12 @@ def unenvelope(body: bytes) -> list[tuple[int, bytes]]:
         frames.append((flags, body[at:at + size]))
         at += size
     return frames
+
+
+class TooMany(Exception):
+    def __init__(self, most: int) -> None:
+        super().__init__(most)
+        self.most = most
 
 
 def parse_timeout(value: str) -> float | None:
@@ -186,9 +230,15 @@ def _detail_dict(packed: Any) -> dict[str, Any]:
 class Gateway:
     """HTTP in front of a gRPC server reached at `target` (a unix socket of this process)."""
 
-    def __init__(self, target: str, services: Iterable[str]) -> None:
+    def __init__(self, target: str, services: Iterable[str],
+                 limits: EdgeLimits | None = None, loopback_only: bool = False) -> None:
         self.methods = methods_of(services)
         self.channel = grpc.aio.insecure_channel(target)
+        self.limits = limits or EdgeLimits()
+        # Listening on loopback only, a request naming another host came through a name
+        # that an attacker's DNS pointed here (DNS rebinding): its page would be "same origin".
+        self.loopback_only = loopback_only
+        self.hosts = {urlsplit(o).hostname for o in self.limits.origins}
 
     async def close(self) -> None:
         await self.channel.close()
@@ -197,36 +247,98 @@ class Gateway:
         return [web.post("/{service}/{method}", self.handle)]
 
     def _metadata(self, request: web.Request) -> tuple[tuple[str, str], ...]:
-        md = [(k, request.headers[k]) for k in FORWARDED if k in request.headers]
+        md = []
+        for name in FORWARDED:
+            value = request.headers.get(name)
+            if value is None:
+                continue
+            if not value.isascii() or not value.isprintable() or " " in value:
+                # gRPC metadata cannot carry it, and no token has such a character.
+                raise Refused(401, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN_HEADER",
+                              f"the {name} header is not a token: it holds a space, a tab, "
+                              "a control character or a byte outside ASCII")
+            md.append((name, value))
+        md.append((FORWARDED_FOR, forwarded_for(request)))
         md.append((HTTP_PEER, request.remote or "unknown"))
         return tuple(md)
+
+    def _check_origin(self, request: web.Request) -> None:
+        """A browser names the page's origin: it must be this server's own, or listed."""
+        try:
+            host = urlsplit(f"//{request.host}").hostname or ""
+        except ValueError:  # a Host that is no host name ("[x")
+            host = ""
+        if self.loopback_only and host not in self.hosts and not _loopback_name(host):
+            raise Refused(403, grpc.StatusCode.PERMISSION_DENIED, "HOST_NOT_ALLOWED",
+                          f"this server listens on this machine only, and the request names "
+                          f"the host {host!r}: use 127.0.0.1 or localhost, or list the origin "
+                          "in ARBITER_HTTP_ORIGINS")
+        origin = request.headers.get("origin")
+        if origin is None or origin.rstrip("/") in self.limits.origins:
+            return
+        if urlsplit(origin).netloc.lower() == request.host.lower():
+            return
+        raise Refused(403, grpc.StatusCode.PERMISSION_DENIED, "ORIGIN_NOT_ALLOWED",
+                      f"requests from the origin {origin!r} are refused: it is not this "
+                      f"server's ({request.host}) and ARBITER_HTTP_ORIGINS does not list it")
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         path = f"/{request.match_info['service']}/{request.match_info['method']}"
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         method = self.methods.get(path)
+        try:
+            self._check_origin(request)
+            if not (ctype.startswith("application/grpc-web") or ctype in STREAM_TYPES
+                    or ctype in UNARY_TYPES):
+                raise Refused(415, grpc.StatusCode.INVALID_ARGUMENT, "CONTENT_TYPE",
+                              f"unsupported content-type {ctype or '(none)'!r}: use "
+                              "application/json, application/proto, "
+                              "application/connect+json, application/connect+proto or "
+                              "application/grpc-web")
+            metadata = self._metadata(request)
+            body = await self._read(request)
+        except Refused as refused:
+            return refused.response()
         if ctype.startswith("application/grpc-web"):
-            return await self._grpc_web(request, method, path, ctype)
-        if ctype in ("application/connect+json", "application/connect+proto"):
-            return await self._connect_stream(request, method, path, ctype)
-        if ctype in ("application/json", "application/proto", ""):
-            return await self._connect_unary(request, method, path, ctype != "application/proto")
-        return web.Response(status=415, text=f"unsupported content-type {ctype!r}: use "
-                            "application/json, application/proto, application/connect+json, "
-                            "application/connect+proto or application/grpc-web\n")
+            return await self._grpc_web(request, method, path, ctype, body, metadata)
+        if ctype in STREAM_TYPES:
+            return await self._connect_stream(request, method, path, ctype, body, metadata)
+        return await self._connect_unary(request, method, path, ctype == "application/json",
+                                         body, metadata)
 
     async def _read(self, request: web.Request) -> bytes:
+        """The whole body, within the read timeout and the size bound."""
         if (request.content_length or 0) > MAX_BODY:
-            raise Failure(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"the body is larger than {MAX_BODY} bytes")
+            raise self._too_large()
         chunks, size = [], 0
-        while chunk := await request.content.read(65536):
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise Failure(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              f"the body is larger than {MAX_BODY} bytes")
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(self.limits.read_seconds):
+                while chunk := await request.content.read(65536):
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        raise self._too_large()
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise Refused(408, grpc.StatusCode.DEADLINE_EXCEEDED, "BODY_TOO_SLOW",
+                          f"the body did not arrive within {self.limits.read_seconds:g} s "
+                          "(ARBITER_HTTP_READ_SECONDS)") from None
         return b"".join(chunks)
+
+    def _too_large(self) -> Refused:
+        return Refused(413, grpc.StatusCode.RESOURCE_EXHAUSTED, "BODY_TOO_LARGE",
+                       f"the body is larger than {MAX_BODY} bytes")
+
+    def _frames(self, body: bytes) -> list[tuple[int, bytes]]:
+        try:
+            return unenvelope(body, self.limits.stream_messages)
+        except TooMany as e:
+            message = (f"the body holds more than {e.most} messages "
+                       "(ARBITER_HTTP_STREAM_MESSAGES); none was run")
+            raise Failure(grpc.StatusCode.RESOURCE_EXHAUSTED, message,
+                          with_reason(grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_MESSAGES",
+                                      message)) from None
+        except ValueError as e:
+            raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
 
     def _unknown(self, path: str) -> Failure:
         return Failure(grpc.StatusCode.UNIMPLEMENTED, f"no method {path} is served here")
@@ -268,7 +380,8 @@ class Gateway:
     # -- Connect
 
     async def _connect_unary(self, request: web.Request, method: Method | None, path: str,
-                             is_json: bool) -> web.Response:
+                             is_json: bool, raw: bytes,
+                             metadata: tuple[tuple[str, str], ...]) -> web.Response:
         codec = Codec(is_json)
         ctype = "application/json" if is_json else "application/proto"
         try:
@@ -278,10 +391,9 @@ class Gateway:
                 raise Failure(grpc.StatusCode.UNIMPLEMENTED,
                               f"{path} is a streaming method: call it with content-type "
                               "application/connect+json or application/connect+proto")
-            body = codec.decode(await self._read(request), method.request)
+            body = codec.decode(raw, method.request)
             timeout = _connect_timeout(request)
-            replies = [r async for r in self._call(method, [body], self._metadata(request),
-                                                    timeout)]
+            replies = [r async for r in self._call(method, [body], metadata, timeout)]
             return web.Response(body=codec.encode(replies[0], method.response),
                                 content_type=ctype)
         except Failure as f:
@@ -289,7 +401,8 @@ class Gateway:
             return web.json_response(status_json(f), status=status)
 
     async def _connect_stream(self, request: web.Request, method: Method | None, path: str,
-                              ctype: str) -> web.StreamResponse:
+                              ctype: str, body: bytes, metadata: tuple[tuple[str, str], ...]
+                              ) -> web.StreamResponse:
         codec = Codec(ctype.endswith("json"))
         response = web.StreamResponse(status=200, headers={"content-type": ctype})
         prepared = False
@@ -297,13 +410,9 @@ class Gateway:
         try:
             if method is None:
                 raise self._unknown(path)
-            try:
-                frames = unenvelope(await self._read(request))
-            except ValueError as e:
-                raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
-            messages = [codec.decode(p, method.request) for _, p in frames]
+            messages = [codec.decode(p, method.request) for _, p in self._frames(body)]
             # Closed at once when the client leaves: that cancels the gRPC call.
-            async with aclosing(self._call(method, messages, self._metadata(request),
+            async with aclosing(self._call(method, messages, metadata,
                                            _connect_timeout(request))) as replies:
                 async for reply in replies:
                     if not prepared:
@@ -323,7 +432,8 @@ class Gateway:
     # -- gRPC-Web
 
     async def _grpc_web(self, request: web.Request, method: Method | None, path: str,
-                        ctype: str) -> web.StreamResponse:
+                        ctype: str, body: bytes, metadata: tuple[tuple[str, str], ...]
+                        ) -> web.StreamResponse:
         text = ctype.startswith("application/grpc-web-text")
         if ctype not in ("application/grpc-web", "application/grpc-web+proto",
                          "application/grpc-web-text", "application/grpc-web-text+proto"):
@@ -342,14 +452,15 @@ class Gateway:
         try:
             if method is None:
                 raise self._unknown(path)
-            body = await self._read(request)
             try:
-                frames = unenvelope(base64.b64decode(body) if text else body)
+                raw = base64.b64decode(body) if text else body
             except ValueError as e:
-                raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
+                raise Failure(grpc.StatusCode.INVALID_ARGUMENT, f"the body is not base64: {e}"
+                              ) from None
+            frames = self._frames(raw)
             timeout = parse_timeout(request.headers.get("grpc-timeout", ""))
             async with aclosing(self._call(method, [p for _, p in frames],
-                                           self._metadata(request), timeout)) as replies:
+                                           metadata, timeout)) as replies:
                 async for reply in replies:
                     await send(envelope(0, reply))
         except Failure as f:
@@ -364,6 +475,28 @@ class Gateway:
         await send(envelope(0x80, block.encode()))
         await response.write_eof()
         return response
+
+
+def forwarded_for(request: web.Request) -> str:
+    """The incoming x-forwarded-for chain's last addresses (anything else in it dropped),
+    then the connecting peer: the gRPC side trusts entries right to left as far as its
+    configured proxies go."""
+    chain = []
+    for entry in request.headers.get(FORWARDED_FOR, "").split(","):
+        try:
+            chain.append(str(ipaddress.ip_address(entry.strip())))
+        except ValueError:
+            continue
+    return ", ".join([*chain[-FORWARDED_HOPS:], request.remote or "unknown"])
+
+
+def _loopback_name(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _connect_timeout(request: web.Request) -> float | None:

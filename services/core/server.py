@@ -12,8 +12,10 @@ import errno
 import ipaddress
 import logging
 import os
+import re
 import shutil
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +23,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import start_http_server
 
+from services.core.edge import Connections, EdgeLimits
 from services.core.host import Host
 from services.core.store import MemoryStore, Store, StoreUnavailable
 
@@ -78,6 +81,7 @@ class Config:
     health_addr: str = ""  # a plaintext port serving only grpc.health.v1 (probes without TLS)
     max_connection_age_s: float = 0  # 0: none; else clients reconnect and re-resolve DNS
     lobby_seconds: float = 3600.0  # how long open seats wait for players before the game expires
+    edge: EdgeLimits = field(default_factory=EdgeLimits)  # connections, timeouts, origins
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -116,6 +120,7 @@ class Config:
         c.health_addr = env.get("ARBITER_HEALTH_ADDR", "")
         c.max_connection_age_s = float(env.get("ARBITER_GRPC_MAX_CONNECTION_AGE", 0) or 0)
         c.lobby_seconds = float(env.get("ARBITER_LOBBY_SECONDS", c.lobby_seconds))
+        c.edge = EdgeLimits.from_env(env)
         return c
 
 
@@ -318,7 +323,7 @@ def grpc_options(config: Config) -> list[tuple[str, Any]]:
     options: list[tuple[str, Any]] = [("grpc.so_reuseport", int(config.reuse_port))]
     if config.max_connection_age_s > 0:
         options.append(("grpc.max_connection_age_ms", int(config.max_connection_age_s * 1000)))
-    return options
+    return options + config.edge.grpc_options()
 
 
 @dataclass(frozen=True)
@@ -331,13 +336,37 @@ class HttpTarget:
     folder: str
 
 
+SOCKET_FOLDER = re.compile(r"arbiter-http-(\d+)-\w+")
+
+
+def private_socket_folder() -> str:
+    """A new folder only this user can open, for the gateway's socket, named after this
+    process; first, the folders that killed processes of this user left behind are removed."""
+    base = tempfile.gettempdir()
+    for name in os.listdir(base):
+        found = SOCKET_FOLDER.fullmatch(name)
+        path = os.path.join(base, name)
+        try:
+            if not found or os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(found[1]), 0)
+        except ProcessLookupError:  # its process is gone
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass  # alive, or not ours to judge
+    return tempfile.mkdtemp(prefix=f"arbiter-http-{os.getpid()}-")
+
+
 class HttpServer:
     """The HTTP port: the gateway's routes and the console, on aiohttp."""
 
-    def __init__(self, runner: Any, gateway: Any, folder: str, port: int) -> None:
+    def __init__(self, runner: Any, gateway: Any, folder: str, port: int,
+                 listener: asyncio.AbstractServer, connections: Connections) -> None:
         self.runner, self.gateway, self.folder, self.port = runner, gateway, folder, port
+        self.listener, self.connections = listener, connections
 
     async def stop(self) -> None:
+        self.listener.close()
         await self.runner.cleanup()
         await self.gateway.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -355,20 +384,27 @@ async def start_http(config: Config, target: HttpTarget | None) -> HttpServer | 
     from services.core.http_gateway import Gateway
 
     folder = target.folder
-    gateway = Gateway(target.address, target.services)
+    gateway = Gateway(target.address, target.services, config.edge,
+                      loopback_only=not listens_beyond_loopback(config.http_addr))
     app = web.Application(client_max_size=MAX_HTTP_BODY)
     app.add_routes(console_routes())
     app.add_routes(gateway.routes())
-    # A browser that leaves cancels its handler, and so its Watch or Play call.
+    # A browser that leaves cancels its handler, and so its Watch or Play call. aiohttp's
+    # keep-alive timeout also closes a connection whose request headers are not complete
+    # that long after it opened or after its last answer (slow headers included).
     runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                           handler_cancellation=True)
+                           handler_cancellation=True, keepalive_timeout=config.edge.idle_seconds)
     await runner.setup()
+    connections = Connections(config.edge.http_per_client,
+                              config.edge.per_port(config.edge.http_total))
     addr = config.http_addr
     bind_host, _, port = addr.rpartition(":")
     try:
-        site = web.TCPSite(runner, bind_host.strip("[]") or None, int(port),
-                           reuse_port=config.reuse_port or None)  # as the gRPC port
-        await site.start()
+        # Not aiohttp's TCPSite: every connection is counted before aiohttp sees it.
+        assert runner.server is not None
+        listener = await asyncio.get_running_loop().create_server(
+            connections.protocols(runner.server), bind_host.strip("[]") or None, int(port),
+            reuse_port=config.reuse_port or None)  # as the gRPC port
     except (OSError, ValueError):
         await runner.cleanup()
         await gateway.close()
@@ -379,8 +415,8 @@ async def start_http(config: Config, target: HttpTarget | None) -> HttpServer | 
             raise failure from None
         log.warning("%s The server goes on without HTTP.", failure)
         return None
-    bound = runner.addresses[0][1] if runner.addresses else int(port)  # for port 0
-    return HttpServer(runner, gateway, folder, bound)
+    bound = listener.sockets[0].getsockname()[1] if listener.sockets else int(port)
+    return HttpServer(runner, gateway, folder, bound, listener, connections)
 
 
 MAX_HTTP_BODY = 4 * 1024 * 1024
