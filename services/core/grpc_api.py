@@ -57,7 +57,6 @@ DOMAIN = "arbiter.dev"
 SEAT_TOKEN = "x-seat-token"
 ADMIN_TOKEN = "x-admin-token"
 ADMIN_CLIENT = "identity:admin"  # the client the admin token is, wherever it calls from
-HTTP_PEER = "x-arbiter-http-peer"  # set by the HTTP gateway (services/core/http_gateway.py)
 MAX_COMMAND_ID = 128
 MAX_GAME_ID = 128
 
@@ -220,8 +219,6 @@ class Admission:
             return ADMIN_CLIENT
         peer = context.peer()
         from_gateway = peer.startswith("unix:") and bool(self.gateway)
-        if from_gateway and HTTP_PEER in md:
-            return f"http:{md[HTTP_PEER]}"
         if from_gateway or trusted_peer(peer, self.trusted_proxies):
             forwarded = real_client(forwarded_chain(pairs), self.trusted_proxies)
             if forwarded:

@@ -44,7 +44,7 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
 from services.core.edge import EdgeLimits
-from services.core.grpc_api import ADMIN_TOKEN, DOMAIN, HTTP_PEER, SEAT_TOKEN
+from services.core.grpc_api import ADMIN_TOKEN, DOMAIN, SEAT_TOKEN
 
 log = logging.getLogger("arbiter")
 
@@ -259,7 +259,6 @@ class Gateway:
                               "a control character or a byte outside ASCII")
             md.append((name, value))
         md.append((FORWARDED_FOR, forwarded_for(request)))
-        md.append((HTTP_PEER, request.remote or "unknown"))
         return tuple(md)
 
     def _check_origin(self, request: web.Request) -> None:

@@ -330,8 +330,9 @@ def test_framing_helpers_refuse_what_is_cut_short() -> None:
 
 def test_only_the_private_socket_may_name_the_http_client() -> None:
     """The rate limit's client is the HTTP client's address when the gateway says so on the
-    server's private socket; a TCP caller sending the same header is not believed."""
-    from services.core.grpc_api import HTTP_PEER, Admission
+    server's private socket (the last address of its x-forwarded-for chain: what lies left of
+    it is whatever the browser wrote); a TCP caller sending the same header is not believed."""
+    from services.core.grpc_api import Admission
 
     class Context:
         def __init__(self, peer: str) -> None:
@@ -341,11 +342,11 @@ def test_only_the_private_socket_may_name_the_http_client() -> None:
             return self._peer
 
         def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-            return ((HTTP_PEER, "203.0.113.9"),)
+            return (("x-forwarded-for", "198.51.100.1, 203.0.113.9"),)
 
     admission = Admission(None, gateway="unix:/tmp/arbiter-http-x/grpc.sock")
     assert admission.client_of(Context("unix:/tmp/arbiter-http-x/grpc.sock")) == \
-        "http:203.0.113.9"
+        "ipv4:203.0.113.9"
     assert admission.client_of(Context("ipv4:127.0.0.1:5555")) == "ipv4:127.0.0.1"
 
 
