@@ -15,6 +15,7 @@ import redis.asyncio as aioredis
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
 
+from loadtests.chaos import run_mode
 from loadtests.failover import GAME, NODE_TIMEOUT_MS, Player, Round, failover_round, free_port
 from services import games as registry
 from services.core.redis_store import LIVE_CHANNEL, RedisStore
@@ -123,3 +124,17 @@ async def test_a_watch_hears_another_servers_moves_after_its_subscription_node_d
         for s in stores:
             await s.close()
         servers.stop()
+
+
+@pytest.mark.slow
+async def test_chaos_the_url_node_killed_under_play_and_watches() -> None:
+    """One fault of the chaos run (python -m loadtests.chaos): the node ARBITER_REDIS_URL
+    names first is killed under play through two servers, with WAIT: a new server on the
+    same URL starts meanwhile, nothing acknowledged is lost, no Watch shows a board the
+    store does not hold or stays behind it, and nothing answers INTERNAL."""
+    r = await run_mode(1, players=2, nodes=[0], kinds=("kill",))
+    (fault,) = r["faults"]
+    assert fault["new_server_answered_s"] is not None, r
+    assert r["acked_commands"] > 20 and r["watch_views_compared"] > 20, r
+    assert (r["lost_acked_commands"], r["divergent_watch_views"], r["internal_answers"],
+            r["watches_behind_the_store"]) == (0, 0, 0, 0), r
