@@ -13,10 +13,11 @@ Then:
    every game is watched by a spectator Watch on each server, reopened from its last
    version whenever it ends early;
 2. each node in turn, the URL's node first, is SIGKILLed (then started again once the
-   cluster has failed over, and rejoins as a replica), then hung (SIGSTOP for
-   --hang-seconds, longer than the node timeout, so a hung master fails over too; then
-   SIGCONT). While the URL's node is dead a third `arbiter serve` on the same URL must start
-   and answer. The next fault waits until every node is back, synced and the cluster ok;
+   cluster has failed over, and rejoins as a replica) and hung (SIGSTOP for --hang-seconds,
+   longer than the node timeout, so a hung master fails over too; then SIGCONT), the two in
+   turns of order so that each hits masters and replicas. While the URL's node is dead a
+   third `arbiter serve` on the same URL must start and answer. The next fault waits until
+   every node is back, synced and the cluster ok;
 3. the audit, once the load stops: every acknowledged Act is looked up in the store's
    command index (lost: missing, or at other versions); every Watch's view at each version
    it received is compared with the store's truth at that version (a Watch opened from the
@@ -339,7 +340,9 @@ async def run_mode(wait_replicas: int, players: int = PLAYERS, nodes: list[int] 
         tasks = [asyncio.create_task(p.play(stop)) for p in gamers]
         await asyncio.sleep(3)  # games under way, every Watch open
         for index in nodes if nodes is not None else range(len(servers.ports)):
-            for kind in kinds:
+            # Every other node takes the faults in the other order: a fault on a master leaves
+            # it a replica, and the order makes each fault hit masters and replicas alike.
+            for kind in kinds if index % 2 == 0 else kinds[::-1]:
                 fault = Fault(kind, index, role(servers, index))
                 asked = (index + 1) % len(servers.ports)
                 fault.on_its_shard = [

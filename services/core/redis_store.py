@@ -329,7 +329,13 @@ def live_nodes(cluster_nodes: str, seed: str) -> list[str]:
             continue
         if fields[7] != "connected" and "myself" not in fields[2]:
             continue  # the node asked cannot reach it either
-        host, _, port = fields[1].split("@", 1)[0].rpartition(":")
+        # ip:port@bus-port[,hostname[,aux=value...]]: a node's announced hostname outlives
+        # its address (a Kubernetes pod that comes back elsewhere).
+        endpoint, _, more = fields[1].partition(",")
+        host, _, port = endpoint.split("@", 1)[0].rpartition(":")
+        hostname = more.split(",", 1)[0]
+        if hostname and "=" not in hostname:
+            host = hostname
         if host and port.isdigit():
             found.append(with_address(seed, host, int(port)))
     return found

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.core.redis_conn import first_answering, seeds
-from services.core.redis_store import RedisStore
+from services.core.redis_store import RedisStore, live_nodes
 from services.core.store import StoreUnavailable
 from tests.conftest import CLUSTER_URL, REDIS_URL, needs_cluster, needs_redis, new_id
 from tools.redis_servers import free_port
@@ -59,3 +59,15 @@ def test_a_standalone_redis_among_several_seeds_is_refused() -> None:
     dead = dead_address()
     with pytest.raises(StoreUnavailable, match="standalone Redis: several seeds"):
         RedisStore(f"redis://{dead}/0,{REDIS_URL.split('://', 1)[1].split('/', 1)[0]}")
+
+
+def test_the_doorbell_moves_to_nodes_the_cluster_does_not_flag_failing() -> None:
+    nodes = (
+        "a1 10.0.0.1:6379@16379,redis-0 myself,master - 0 0 1 connected 0-5460\n"
+        "a2 10.0.0.2:6379@16379,redis-1,shard-id=x slave a1 0 0 1 connected\n"
+        "a3 10.0.0.3:6379@16379 master,fail - 0 0 2 disconnected 5461-10922\n"
+        "a4 10.0.0.4:6379@16379,,shard-id=y master,fail? - 0 0 3 connected 10923-16383\n"
+        "a5 10.0.0.5:6379@16379,,shard-id=z slave a4 0 0 3 connected\n"
+        "a6 10.0.0.6:6379@16379 slave a3 0 0 2 disconnected\n")
+    assert live_nodes(nodes, "redis://:pw@seed:1/0") == [
+        "redis://:pw@redis-0:6379/0", "redis://:pw@redis-1:6379/0", "redis://:pw@10.0.0.5:6379/0"]
