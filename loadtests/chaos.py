@@ -26,7 +26,10 @@ Then:
 
 Seconds without service, per fault and game: the longest gap between two acknowledged
 moves of the game that overlaps the fault's window (from the fault to the cluster whole
-again); a player's own pace is about PACE_SECONDS. Writes loadtests/results/chaos.json.
+again), and apart for the games on the fault's shard (its master and replica) and the
+others; a player's own pace is PACE_SECONDS plus the calls of a move, and the gaps between
+moves outside every fault are given too (`gaps_outside_faults`): a loaded machine stretches
+them all. Writes loadtests/results/chaos.json.
 """
 
 from __future__ import annotations
@@ -319,6 +322,16 @@ def gaps(tally: Tally, t0: float, t1: float) -> dict[str, float]:
     return out
 
 
+def quiet_gaps(tally: Tally, windows: list[tuple[float, float]]) -> dict[str, float]:
+    """The gaps between two acknowledged moves of a player that overlap no fault: what the
+    machine's own load does to a move, to read the faults' figures against."""
+    found = [after - before for times in tally.moves_at.values()
+             for before, after in zip(times, times[1:], strict=False)
+             if not any(after >= t0 and before <= t1 for t0, t1 in windows)]
+    return {"moves": len(found), "p50_s": round(percentile(found, 0.5), 3),
+            "p99_s": round(percentile(found, 0.99), 3), "max_s": round(max(found, default=0), 3)}
+
+
 async def run_mode(wait_replicas: int, players: int = PLAYERS, nodes: list[int] | None = None,
                    kinds: tuple[str, ...] = ("kill", "hang"),
                    hang_seconds: float = HANG_SECONDS) -> dict[str, Any]:
@@ -386,6 +399,7 @@ async def run_mode(wait_replicas: int, players: int = PLAYERS, nodes: list[int] 
                                         if k in f.on_its_shard), default=0.0)
             f.elsewhere_max_s = max((v for k, v in f.per_game_s.items()
                                      if k not in f.on_its_shard), default=0.0)
+        result["gaps_outside_faults"] = quiet_gaps(tally, [f.window for f in faults])
         result.update(await audit(servers, seeds, logdir, tally, watchers))
         for c in channels:
             await c.close()

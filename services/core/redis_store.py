@@ -222,7 +222,14 @@ class RedisStore:
         pipe.wait(self.wait_replicas, max(1, int(self.timeout * 500)))
         try:
             with unavailable():
-                (status, value), acked = await pipe.execute()
+                try:
+                    (status, value), acked = await pipe.execute()
+                except ResponseError as e:
+                    if "UNBLOCKED" not in str(e):
+                        raise
+                    # A failover demoted the master while WAIT was blocked: the batch may
+                    # be lost with it; the same command id may be resent.
+                    raise StoreUnavailable(f"the master was demoted during WAIT: {e}") from e
         except StoreUnavailable:
             if self.cluster:
                 await self._refresh(keys[0])
