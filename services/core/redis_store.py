@@ -357,7 +357,7 @@ class RedisDoorbell:
     when a ping goes unanswered within the Redis timeout or the connection fails. On a
     cluster it moves to another node of the cluster's map as last read (from the node it
     was on, at each subscribe), not flagged as failing, then to the seeds: the node it was
-    on is tried last, so a dead or hung node holds it no longer than one timeout. After each
+    on is tried last, so a dead or hung node holds it no longer than a ping's wait. After each
     (re)subscribe, `reconnected` makes the hub re-read every followed game's tail, so a ring
     lost meanwhile loses nothing. `node` is the URL of the node it is subscribed on.
     """
