@@ -322,6 +322,7 @@ class RedisStore:
 # ---- the doorbell ------------------------------------------------------------------------
 
 QUIET_SECONDS = 1.0  # the doorbell connection pings after this long without a message
+MAP_SECONDS = 1.0  # on a cluster, the doorbell reads the cluster's map this often
 # A node flagged so in the cluster's map is not worth a try (CLUSTER NODES flags).
 UNUSABLE_FLAGS = {"fail", "fail?", "handshake", "noaddr"}
 
@@ -348,6 +349,13 @@ def live_nodes(cluster_nodes: str, seed: str) -> list[str]:
     return found
 
 
+def masters(cluster_nodes: str) -> frozenset[tuple[str, str]]:
+    """(node id, config epoch) of each master serving slots in a CLUSTER NODES reply: a
+    failover (a replica promoted) changes it."""
+    return frozenset((f[0], f[6]) for f in (line.split() for line in cluster_nodes.splitlines())
+                     if len(f) > 8 and "master" in f[2].split(","))
+
+
 class RedisDoorbell:
     """One plain Redis connection per process, SUBSCRIBEd to LIVE_CHANNEL.
 
@@ -359,7 +367,11 @@ class RedisDoorbell:
     was on, at each subscribe), not flagged as failing, then to the seeds: the node it was
     on is tried last, so a dead or hung node holds it no longer than a ping's wait. After each
     (re)subscribe, `reconnected` makes the hub re-read every followed game's tail, so a ring
-    lost meanwhile loses nothing. `node` is the URL of the node it is subscribed on.
+    lost meanwhile loses nothing. On a cluster it also calls `reconnected` when the cluster's
+    masters change (a failover, read from the map every MAP_SECONDS): a failover may have
+    lost the last appends of the old master, and the hub re-reading its games' tails finds
+    out which of the entries it holds the store no longer does. `node` is the URL of the
+    node it is subscribed on.
     """
 
     def __init__(self, url: str, ring: Callable[[str, int | None], None],
@@ -370,6 +382,7 @@ class RedisDoorbell:
         self.subscribed = asyncio.Event()
         self.node = ""
         self.known: list[str] = []  # the cluster's live nodes, as last read
+        self.masters: frozenset[tuple[str, str]] = frozenset()  # as last read
 
     def start(self) -> None:
         if self.task is None:
@@ -423,10 +436,7 @@ class RedisDoorbell:
         pubsub = client.pubsub()
         try:
             try:
-                # Two words: redis-py parses "CLUSTER NODES" into a dict without the flags.
-                nodes = await asyncio.wait_for(client.execute_command("CLUSTER", "NODES"),
-                                               timeout)
-                self.known = live_nodes(nodes.decode(), node)
+                await self._read_map(client, node, timeout)
             except ResponseError:
                 self.known = []  # a standalone Redis: no map to follow
             await pubsub.subscribe(LIVE_CHANNEL)
@@ -434,7 +444,7 @@ class RedisDoorbell:
             self.node = node
             self.subscribed.set()
             self.reconnected()
-            await self._listen(pubsub, timeout)
+            await self._listen(pubsub, client, timeout)
         finally:
             self.subscribed.clear()
             try:
@@ -442,6 +452,16 @@ class RedisDoorbell:
                 await client.aclose()
             except Exception:  # the connection is gone already
                 pass
+
+    async def _read_map(self, client: Any, node: str, timeout: float) -> bool:
+        """Read the cluster's map from `node`: whether its masters changed since last read."""
+        # Two words: redis-py parses "CLUSTER NODES" into a dict without the flags.
+        reply = await asyncio.wait_for(client.execute_command("CLUSTER", "NODES"), timeout)
+        nodes = reply.decode()
+        self.known = live_nodes(nodes, node)
+        now = masters(nodes)
+        changed, self.masters = now != self.masters, now
+        return changed
 
     @staticmethod
     async def _confirmed(pubsub: Any, timeout: float) -> None:
@@ -454,13 +474,19 @@ class RedisDoorbell:
                 return
         raise ConnectionError("the node did not confirm the subscription in time")
 
-    async def _listen(self, pubsub: Any, timeout: float) -> None:
+    async def _listen(self, pubsub: Any, client: Any, timeout: float) -> None:
         loop = asyncio.get_running_loop()
-        heard = loop.time()
+        heard = mapped = loop.time()
         pinged = False
         while True:
             message = await pubsub.get_message(timeout=QUIET_SECONDS if not pinged else timeout)
             now = loop.time()
+            if self.known and now - mapped >= MAP_SECONDS:
+                mapped = now
+                if await self._read_map(client, self.node, timeout):
+                    log.info("the Redis Cluster's masters changed (a failover): the streams "
+                             "re-read what they hold")
+                    self.reconnected()
             if message is not None:
                 heard, pinged = now, False
                 if message["type"] == b"message" or message["type"] == "message":

@@ -16,9 +16,17 @@ from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
 
 from loadtests.chaos import run_mode
-from loadtests.failover import GAME, NODE_TIMEOUT_MS, Player, Round, failover_round, free_port
+from loadtests.failover import (
+    GAME,
+    NODE_TIMEOUT_MS,
+    Player,
+    Round,
+    cluster_nodes,
+    failover_round,
+    free_port,
+)
 from services import games as registry
-from services.core.redis_store import LIVE_CHANNEL, RedisStore
+from services.core.redis_store import LIVE_CHANNEL, MAP_SECONDS, RedisDoorbell, RedisStore
 from services.core.server import Config
 from services.process import build, shutdown
 from tools.redis_servers import RedisServers, redis_cli_binary, start_cluster
@@ -138,3 +146,30 @@ async def test_chaos_the_url_node_killed_under_play_and_watches() -> None:
     assert r["acked_commands"] > 20 and r["watch_views_compared"] > 20, r
     assert (r["lost_acked_commands"], r["divergent_watch_views"], r["internal_answers"],
             r["watches_behind_the_store"]) == (0, 0, 0, 0), r
+
+
+async def test_a_failover_makes_the_doorbell_say_so() -> None:
+    """A replica promoted (here by a manual failover, with every node alive) may have lacked
+    the old master's last appends: the doorbell, still subscribed, calls `reconnected` so
+    that the hub re-reads what it holds and finds what the store no longer has."""
+    servers = start_cluster(3, 1, node_timeout_ms=NODE_TIMEOUT_MS)
+    said: list[float] = []
+    bell = RedisDoorbell(servers.url, lambda game, version: None, lambda: said.append(1))
+    bell.start()
+    try:
+        await asyncio.wait_for(bell.subscribed.wait(), 10)
+        await asyncio.sleep(2 * MAP_SECONDS)
+        assert len(said) == 1  # subscribed once; no failover yet
+        replica = next(i for i in range(len(servers.ports)) if "slave" in next(
+            line for line in cluster_nodes(servers.ports[i]).splitlines() if "myself" in line))
+        node = aioredis.Redis(host="127.0.0.1", port=servers.ports[replica])
+        await node.execute_command("CLUSTER", "FAILOVER")
+        await node.aclose()
+        for _ in range(200):
+            if len(said) > 1:
+                break
+            await asyncio.sleep(0.05)
+        assert len(said) == 2 and bell.subscribed.is_set()
+    finally:
+        await bell.stop()
+        servers.stop()
