@@ -11,7 +11,8 @@ Then:
 1. PLAYERS players each play Bubblee Pop games, sending each move through the two servers
    in turn (Act with a command id and the expected version, resent while UNAVAILABLE);
    every game is watched by a spectator Watch on each server, reopened from its last
-   version whenever it ends early;
+   version whenever it ends early (from the start when it ends with STREAM_RESET: the
+   store lost history it showed, which the client then forgets);
 2. each node in turn, the URL's node first, is SIGKILLed (then started again once the
    cluster has failed over, and rejoins as a replica) and hung (SIGSTOP for --hang-seconds,
    longer than the node timeout, so a hung master fails over too; then SIGCONT), the two in
@@ -51,6 +52,8 @@ from typing import Any
 import grpc
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 from redis.crc import key_slot
 
 from loadtests.failover import GAME, NODE_TIMEOUT_MS, cluster_nodes, wait_failed_over
@@ -84,7 +87,6 @@ class Acked:
     command_id: str
     first: int
     last: int
-    at: float
 
 
 @dataclass
@@ -170,9 +172,19 @@ class Player:
             if reply is not None:
                 now = time.monotonic()
                 self.tally.acked.append(Acked(game_id, command_id, view.version + 1,
-                                              reply.version, now))
+                                              reply.version))
                 self.tally.moves_at[f"p{self.n}"].append(now)
             await asyncio.sleep(PACE_SECONDS)
+
+
+def reason(error: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a refusal ("" when it carries none)."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    for detail in status.details if status else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info.reason
+    return ""
 
 
 class Watcher:
@@ -206,7 +218,13 @@ class Watcher:
             except grpc.aio.AioRpcError as e:
                 if e.code() == grpc.StatusCode.CANCELLED:
                     return
-                tally.stream_ends[e.code().name] += 1
+                why = reason(e)
+                tally.stream_ends[e.code().name + (f" {why}" if why else "")] += 1
+                if why == "STREAM_RESET":
+                    # The store lost history this stream showed: what it showed is void,
+                    # and the stream is read again from the start.
+                    self.views.clear()
+                    self.last = 0
             await asyncio.sleep(RESEND_SECONDS)
 
     async def stop(self) -> None:
