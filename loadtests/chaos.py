@@ -18,7 +18,9 @@ Then:
    longer than the node timeout, so a hung master fails over too; then SIGCONT), the two in
    turns of order so that each hits masters and replicas. While the URL's node is dead a
    third `arbiter serve` on the same URL must start and answer. The next fault waits until
-   every node is back, synced and the cluster ok;
+   every node is back, synced and the cluster ok. Last, the master of a game in play is
+   killed while its replica lags (`kill-lagging`, as in loadtests/failover.py): the lossy
+   failover, where without WAIT acknowledged moves are lost and streams showed them;
 3. the audit, once the load stops: every acknowledged Act is looked up in the store's
    command index (lost: missing, or at other versions); every Watch's view at each version
    it received is compared with the store's truth at that version (a Watch opened from the
@@ -56,7 +58,13 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from redis.crc import key_slot
 
-from loadtests.failover import GAME, NODE_TIMEOUT_MS, cluster_nodes, wait_failed_over
+from loadtests.failover import (
+    GAME,
+    NODE_TIMEOUT_MS,
+    cluster_nodes,
+    make_replica_lag,
+    wait_failed_over,
+)
 from services.core.redis_store import RedisStore, log_key
 from tools.redis_servers import (
     RedisServers,
@@ -311,17 +319,18 @@ class Fault:
     window: tuple[float, float] = (0.0, 0.0)
 
 
-def shard_ports(servers: RedisServers, asked: int, slot: int) -> set[int]:
-    """The ports of the master that serves `slot` and of its replicas, as node `asked`
+def shard(servers: RedisServers, asked: int, game_id: str) -> list[int]:
+    """The ports of the master that holds the game, then of its replicas, as node `asked`
     sees the cluster."""
+    slot = key_slot(log_key(game_id).encode())
     lines = [line.split() for line in cluster_nodes(servers.ports[asked]).splitlines()]
     port_of = {f[0]: int(f[1].split("@")[0].rpartition(":")[2]) for f in lines}
     for f in lines:
         for slots in f[8:]:
             low, _, high = slots.partition("-")
             if "master" in f[2] and low.isdigit() and int(low) <= slot <= int(high or low):
-                return {port_of[f[0]]} | {port_of[r[0]] for r in lines if r[3] == f[0]}
-    return set()
+                return [port_of[f[0]]] + [port_of[r[0]] for r in lines if r[3] == f[0]]
+    return []
 
 
 def gaps(tally: Tally, t0: float, t1: float) -> dict[str, float]:
@@ -351,8 +360,12 @@ def quiet_gaps(tally: Tally, windows: list[tuple[float, float]]) -> dict[str, fl
 
 
 async def run_mode(wait_replicas: int, players: int = PLAYERS, nodes: list[int] | None = None,
-                   kinds: tuple[str, ...] = ("kill", "hang"),
+                   kinds: tuple[str, ...] = ("kill", "hang"), lagging: bool = False,
                    hang_seconds: float = HANG_SECONDS) -> dict[str, Any]:
+    """One mode's faults: `kinds` on each of `nodes` (every node when None), then with
+    `lagging` the master of a game in play killed while its replica lags (see
+    loadtests/failover.py's make_replica_lag): acknowledged moves it alone had are lost
+    without WAIT, and the streams that showed them must be reset."""
     logdir = tempfile.mkdtemp(prefix="arbiter-chaos-")
     servers = start_cluster(3, 1, node_timeout_ms=NODE_TIMEOUT_MS)
     seeds = ",".join([servers.url] + [f"127.0.0.1:{p}" for p in servers.ports[1:3]])
@@ -370,39 +383,48 @@ async def run_mode(wait_replicas: int, players: int = PLAYERS, nodes: list[int] 
         gamers = [Player(n, client, tally) for n in range(players)]
         tasks = [asyncio.create_task(p.play(stop)) for p in gamers]
         await asyncio.sleep(3)  # games under way, every Watch open
-        for index in nodes if nodes is not None else range(len(servers.ports)):
-            # Every other node takes the faults in the other order: a fault on a master leaves
-            # it a replica, and the order makes each fault hit masters and replicas alike.
-            for kind in kinds if index % 2 == 0 else kinds[::-1]:
-                fault = Fault(kind, index, role(servers, index))
-                asked = (index + 1) % len(servers.ports)
-                fault.on_its_shard = [
-                    f"p{p.n}" for p in gamers if p.game_id and servers.ports[index] in
-                    shard_ports(servers, asked, key_slot(log_key(p.game_id).encode()))]
-                before = Counter(tally.answers)
-                t0 = time.monotonic()
-                if kind == "kill":
-                    servers.kill(index)
-                    await wait_failed_over(servers, index, seconds=60)
-                    if index == 0:  # a new server on the same URL starts with its node dead
-                        proc, port = serve(seeds, wait_replicas, logdir, "server-new")
-                        fault.new_server_answered_s = await answering(port, proc, 60)
-                        stop_process(proc)
-                    servers.restart(index)
-                else:
-                    os.kill(servers.procs[index].pid, signal.SIGSTOP)
-                    await asyncio.sleep(hang_seconds)
-                    os.kill(servers.procs[index].pid, signal.SIGCONT)
-                await whole_again(servers)
-                t1 = time.monotonic()
-                await asyncio.sleep(SETTLE_SECONDS)
-                fault.seconds = round(t1 - t0, 2)
-                fault.window = (t0, t1)
-                fault.internal = tally.answers["INTERNAL"] - before["INTERNAL"]
-                fault.unavailable = tally.answers["UNAVAILABLE"] - before["UNAVAILABLE"]
-                faults.append(fault)
-                print(f"WAIT={wait_replicas} {kind} node {index} ({fault.role}): "
-                      f"{fault.seconds} s", file=sys.stderr, flush=True)
+        # Every other node takes the faults in the other order: a fault on a master leaves it
+        # a replica, and the order makes each fault hit masters and replicas alike.
+        indexes = range(len(servers.ports)) if nodes is None else nodes
+        plan = [(kind, i) for i in indexes for kind in (kinds if i % 2 == 0 else kinds[::-1])]
+        for kind, index in plan + ([("kill-lagging", -1)] if lagging else []):
+            if kind == "kill-lagging":  # the master of the first player's game
+                index = servers.ports.index(shard(servers, 0, gamers[0].game_id)[0])
+            fault = Fault(kind, index, role(servers, index))
+            asked = (index + 1) % len(servers.ports)
+            fault.on_its_shard = [f"p{p.n}" for p in gamers if p.game_id and
+                                  servers.ports[index] in shard(servers, asked, p.game_id)]
+            before = Counter(tally.answers)
+            t0 = time.monotonic()
+            if kind == "kill-lagging":
+                stalled = await make_replica_lag(servers, "127.0.0.1", servers.ports[index],
+                                                 gamers[0].game_id)
+                servers.kill(index)
+                os.kill(stalled, signal.SIGCONT)
+                await wait_failed_over(servers, index, seconds=60)
+                servers.restart(index)
+            elif kind == "kill":
+                servers.kill(index)
+                await wait_failed_over(servers, index, seconds=60)
+                if index == 0:  # a new server on the same URL starts with its node dead
+                    proc, port = serve(seeds, wait_replicas, logdir, "server-new")
+                    fault.new_server_answered_s = await answering(port, proc, 60)
+                    stop_process(proc)
+                servers.restart(index)
+            else:
+                os.kill(servers.procs[index].pid, signal.SIGSTOP)
+                await asyncio.sleep(hang_seconds)
+                os.kill(servers.procs[index].pid, signal.SIGCONT)
+            await whole_again(servers)
+            t1 = time.monotonic()
+            await asyncio.sleep(SETTLE_SECONDS)
+            fault.seconds = round(t1 - t0, 2)
+            fault.window = (t0, t1)
+            fault.internal = tally.answers["INTERNAL"] - before["INTERNAL"]
+            fault.unavailable = tally.answers["UNAVAILABLE"] - before["UNAVAILABLE"]
+            faults.append(fault)
+            print(f"WAIT={wait_replicas} {kind} node {index} ({fault.role}): "
+                  f"{fault.seconds} s", file=sys.stderr, flush=True)
         stop.set()
         await asyncio.gather(*tasks)
         await asyncio.sleep(2)  # the last rings reach every Watch
@@ -490,7 +512,7 @@ async def audit(servers: RedisServers, seeds: str, logdir: str, tally: Tally,
 
 async def main(modes: list[int], players: int, hang_seconds: float) -> dict[str, Any]:
     t0 = time.monotonic()
-    runs = [await run_mode(m, players, hang_seconds=hang_seconds) for m in modes]
+    runs = [await run_mode(m, players, lagging=True, hang_seconds=hang_seconds) for m in modes]
     return {"players": players, "hang_seconds": hang_seconds, "pace_seconds": PACE_SECONDS,
             "node_timeout_ms": NODE_TIMEOUT_MS, "seconds": round(time.monotonic() - t0, 1),
             "runs": runs}
