@@ -46,13 +46,21 @@ from redis.exceptions import (
     OutOfMemoryError,
     ReadOnlyError,
     RedisClusterException,
+    ResponseError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.core.partitions import partition_tag
-from services.core.redis_conn import connect, node_client, redis_timeout
+from services.core.redis_conn import (
+    address,
+    connect,
+    node_client,
+    redis_timeout,
+    seeds,
+    with_address,
+)
 from services.core.store import Appended, Conflict, FeedEntry, StoreUnavailable, partition_of
 
 log = logging.getLogger("arbiter.live")
@@ -153,10 +161,12 @@ class RedisStore:
         except DOWN as e:
             # Whether it is a cluster node decides the client: nothing to do without it.
             raise StoreUnavailable(f"cannot reach Redis to start: {e}") from e
+        except ValueError as e:  # ARBITER_REDIS_URL is not a list of nodes
+            raise StoreUnavailable(str(e)) from e
         self.cluster = isinstance(self.redis, RedisCluster)
         self.wait_replicas = wait_replicas_from_env() if wait_replicas is None else wait_replicas
         self.closed = False
-        self.url = url  # the live hub's doorbell subscribes on a connection of its own
+        self.url = url  # its seeds: the doorbell subscribes on a connection of its own
         self._append = self.redis.register_script(APPEND)
         self._nodes: dict[str, Any] = {}  # a cluster node's name -> a plain client (WAIT mode)
 
@@ -212,7 +222,14 @@ class RedisStore:
         pipe.wait(self.wait_replicas, max(1, int(self.timeout * 500)))
         try:
             with unavailable():
-                (status, value), acked = await pipe.execute()
+                try:
+                    (status, value), acked = await pipe.execute()
+                except ResponseError as e:
+                    if "UNBLOCKED" not in str(e):
+                        raise
+                    # A failover demoted the master while WAIT was blocked: the batch may
+                    # be lost with it; the same command id may be resent.
+                    raise StoreUnavailable(f"the master was demoted during WAIT: {e}") from e
         except StoreUnavailable:
             if self.cluster:
                 await self._refresh(keys[0])
@@ -304,24 +321,68 @@ class RedisStore:
 
 # ---- the doorbell ------------------------------------------------------------------------
 
-HEALTH_SECONDS = 5.0  # the doorbell connection pings this often when nothing else arrives
+QUIET_SECONDS = 1.0  # the doorbell connection pings after this long without a message
+MAP_SECONDS = 1.0  # on a cluster, the doorbell reads the cluster's map this often
+# A node flagged so in the cluster's map is not worth a try (CLUSTER NODES flags).
+UNUSABLE_FLAGS = {"fail", "fail?", "handshake", "noaddr"}
+
+
+def live_nodes(cluster_nodes: str, seed: str) -> list[str]:
+    """The URLs (`seed`'s scheme and credentials) of the nodes a CLUSTER NODES reply does
+    not flag as failing or unreachable, in its order."""
+    found = []
+    for line in cluster_nodes.splitlines():
+        fields = line.split()
+        if len(fields) < 8 or UNUSABLE_FLAGS & set(fields[2].split(",")):
+            continue
+        if fields[7] != "connected" and "myself" not in fields[2]:
+            continue  # the node asked cannot reach it either
+        # ip:port@bus-port[,hostname[,aux=value...]]: a node's announced hostname outlives
+        # its address (a Kubernetes pod that comes back elsewhere).
+        endpoint, _, more = fields[1].partition(",")
+        host, _, port = endpoint.split("@", 1)[0].rpartition(":")
+        hostname = more.split(",", 1)[0]
+        if hostname and "=" not in hostname:
+            host = hostname
+        if host and port.isdigit():
+            found.append(with_address(seed, host, int(port)))
+    return found
+
+
+def masters(cluster_nodes: str) -> frozenset[tuple[str, str]]:
+    """(node id, config epoch) of each master serving slots in a CLUSTER NODES reply: a
+    failover (a replica promoted) changes it."""
+    return frozenset((f[0], f[6]) for f in (line.split() for line in cluster_nodes.splitlines())
+                     if len(f) > 8 and "master" in f[2].split(","))
 
 
 class RedisDoorbell:
     """One plain Redis connection per process, SUBSCRIBEd to LIVE_CHANNEL.
 
-    A PUBLISH reaches every subscriber (on Redis Cluster, every node forwards it), so this
-    one connection hears every server's appends. It has no read timeout (it is idle for as
-    long as the games are): it pings when quiet, and reconnects when a ping goes unanswered
-    or the connection fails. After each (re)subscribe, `reconnected` makes the hub re-read
-    every followed game's tail, so a ring lost meanwhile loses nothing.
+    A PUBLISH reaches every subscriber (on Redis Cluster, every node forwards it to every
+    other), so this one connection, to any one node, hears every server's appends. It has no
+    read timeout (it is idle for as long as the games are): it pings when quiet, and moves
+    when a ping goes unanswered within the Redis timeout or the connection fails. On a
+    cluster it moves to another node of the cluster's map as last read (from the node it
+    was on, at each subscribe), not flagged as failing, then to the seeds: the node it was
+    on is tried last, so a dead or hung node holds it no longer than a ping's wait. After each
+    (re)subscribe, `reconnected` makes the hub re-read every followed game's tail, so a ring
+    lost meanwhile loses nothing. On a cluster it also calls `reconnected` when the cluster's
+    masters change (a failover, read from the map every MAP_SECONDS): a failover may have
+    lost the last appends of the old master, and the hub re-reading its games' tails finds
+    out which of the entries it holds the store no longer does. `node` is the URL of the
+    node it is subscribed on.
     """
 
     def __init__(self, url: str, ring: Callable[[str, int | None], None],
                  reconnected: Callable[[], None]) -> None:
-        self.url, self.ring, self.reconnected = url, ring, reconnected
+        self.seeds = seeds(url)
+        self.ring, self.reconnected = ring, reconnected
         self.task: asyncio.Task[None] | None = None
         self.subscribed = asyncio.Event()
+        self.node = ""
+        self.known: list[str] = []  # the cluster's live nodes, as last read
+        self.masters: frozenset[tuple[str, str]] = frozenset()  # as last read
 
     def start(self) -> None:
         if self.task is None:
@@ -333,53 +394,107 @@ class RedisDoorbell:
             await asyncio.gather(self.task, return_exceptions=True)
             self.task = None
 
+    def _candidates(self, failed: list[str]) -> list[str]:
+        """Where to subscribe next: the known nodes and the seeds, those that failed last
+        (most recent last) at the end."""
+        order = list(dict.fromkeys(self.known + self.seeds))
+        return [n for n in order if n not in failed] + [n for n in failed if n in order]
+
     async def _run(self) -> None:
+        delay = 0.05
+        failed: list[str] = []  # nodes whose subscription failed, the most recent last
+        while True:
+            for node in self._candidates(failed):
+                try:
+                    await self._subscribe_on(node)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:
+                    log.warning("the live doorbell lost Redis node %s (%s); moving on",
+                                address(node), e)
+                    failed = [n for n in failed if n != node] + [node]
+                    if self.node == node:  # it had been subscribed: try every node again
+                        self.node = ""
+                        delay = 0.05
+                        break
+            else:
+                # Every node failed in turn: wait a little before the next round.
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    async def _subscribe_on(self, node: str) -> None:
+        """Subscribe on `node` and listen there until it fails."""
         import redis.asyncio as aioredis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        delay = 0.05
-        while True:
-            # No retries inside redis-py: a reconnect must go through `reconnected` here.
-            client = aioredis.Redis.from_url(self.url, socket_timeout=None,
-                                             socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
-            pubsub = client.pubsub()
+        timeout = redis_timeout()
+        # No retries inside redis-py: a reconnect must go through `reconnected` here.
+        client = aioredis.Redis.from_url(node, socket_timeout=None,
+                                         socket_connect_timeout=timeout,
+                                         retry=Retry(NoBackoff(), 0))
+        pubsub = client.pubsub()
+        try:
             try:
-                await pubsub.subscribe(LIVE_CHANNEL)
-                self.subscribed.set()
-                self.reconnected()
-                delay = 0.05
-                await self._listen(pubsub)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self.subscribed.clear()
-                log.warning("the live doorbell lost Redis; reconnecting", exc_info=True)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-            finally:
-                self.subscribed.clear()
-                try:
-                    await pubsub.aclose()
-                    await client.aclose()
-                except Exception:  # the connection is gone already
-                    pass
+                await self._read_map(client, node, timeout)
+            except ResponseError:
+                self.known = []  # a standalone Redis: no map to follow
+            await pubsub.subscribe(LIVE_CHANNEL)
+            await self._confirmed(pubsub, timeout)
+            self.node = node
+            self.subscribed.set()
+            self.reconnected()
+            await self._listen(pubsub, client, timeout)
+        finally:
+            self.subscribed.clear()
+            try:
+                await pubsub.aclose()
+                await client.aclose()
+            except Exception:  # the connection is gone already
+                pass
 
-    async def _listen(self, pubsub: Any) -> None:
+    async def _read_map(self, client: Any, node: str, timeout: float) -> bool:
+        """Read the cluster's map from `node`: whether its masters changed since last read."""
+        # Two words: redis-py parses "CLUSTER NODES" into a dict without the flags.
+        reply = await asyncio.wait_for(client.execute_command("CLUSTER", "NODES"), timeout)
+        nodes = reply.decode()
+        self.known = live_nodes(nodes, node)
+        now = masters(nodes)
+        changed, self.masters = now != self.masters, now
+        return changed
+
+    @staticmethod
+    async def _confirmed(pubsub: Any, timeout: float) -> None:
+        """Until the node confirms the subscription: from then on it forwards every ring."""
         loop = asyncio.get_running_loop()
-        heard = loop.time()
+        until = loop.time() + timeout
+        while loop.time() < until:
+            message = await pubsub.get_message(timeout=max(0.0, until - loop.time()))
+            if message is not None and message["type"] in (b"subscribe", "subscribe"):
+                return
+        raise ConnectionError("the node did not confirm the subscription in time")
+
+    async def _listen(self, pubsub: Any, client: Any, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        heard = mapped = loop.time()
         pinged = False
         while True:
-            message = await pubsub.get_message(timeout=HEALTH_SECONDS)
+            message = await pubsub.get_message(timeout=QUIET_SECONDS if not pinged else timeout)
             now = loop.time()
+            if self.known and now - mapped >= MAP_SECONDS:
+                mapped = now
+                if await self._read_map(client, self.node, timeout):
+                    log.info("the Redis Cluster's masters changed (a failover): the streams "
+                             "re-read what they hold")
+                    self.reconnected()
             if message is not None:
                 heard, pinged = now, False
                 if message["type"] == b"message" or message["type"] == "message":
                     game_id, _, version = message["data"].decode().rpartition(" ")
                     self.ring(game_id, int(version) if version.isdigit() else None)
-            elif now - heard >= HEALTH_SECONDS:
-                if pinged:
-                    raise ConnectionError("the doorbell connection answers no ping")
+            elif pinged and now - heard >= QUIET_SECONDS + timeout:
+                raise ConnectionError("the doorbell connection answers no ping")
+            elif not pinged and now - heard >= QUIET_SECONDS:
                 await pubsub.ping()
                 pinged = True
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -322,6 +323,32 @@ def test_nothing_in_deploy_carries_a_default_secret() -> None:
     for name in ("ARBITER_ADMIN_TOKEN", "REDIS_PASSWORD", "RABBITMQ_PASSWORD",
                  "GRAFANA_ADMIN_PASSWORD"):
         assert re.search(rf"\$\{{{name}:\?", compose), name
+
+
+def test_every_process_names_every_redis_node_as_a_seed_and_one_wait_mode() -> None:
+    """A process starts while any node answers (the first named dead too), and every process
+    says which WAIT mode it runs (deploy/README.md says why this one)."""
+    from services.core.redis_conn import seeds
+
+    compose = yaml.safe_load(COMPOSE.read_text())["services"]
+    envs = {f"compose {name}": s["environment"] for name, s in compose.items()
+            if s.get("image") == "arbiter:local"}
+    docs = k8s_docs()
+    config = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"]
+                  == "arbiter")["data"]
+    for name, d in workloads(docs).items():
+        for container in d["spec"]["template"]["spec"]["containers"]:
+            env = {e["name"]: e.get("value", "") for e in container.get("env", [])}
+            if "ARBITER_REDIS_URL" in env:
+                envs[f"k8s {name}"] = {**config, **env}
+    assert len(envs) == 10, sorted(envs)
+    for where, env in envs.items():
+        # The password as compose and Kubernetes fill it in.
+        url = re.sub(r"\$\{[^}]*\}|\$\([^)]*\)", "secret", env["ARBITER_REDIS_URL"])
+        hosts = {urlsplit(seed).hostname for seed in seeds(url)}
+        assert hosts in ({f"redis-{i}" for i in range(6)},
+                         {f"redis-cluster-{i}.redis-cluster-headless" for i in range(6)}), where
+        assert str(env["ARBITER_REDIS_WAIT_REPLICAS"]) == "0", where
 
 
 # ---- the image ----------------------------------------------------------------------------

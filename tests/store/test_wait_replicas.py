@@ -11,6 +11,7 @@ import time
 
 import pytest
 import redis
+import redis.asyncio
 
 from services.core.redis_store import RedisStore
 from services.core.store import StoreUnavailable
@@ -95,3 +96,23 @@ async def test_a_conflict_is_still_a_conflict_in_wait_mode(master_and_replica) -
     with pytest.raises(Conflict):
         await store.append(game, [b"b"], 0, "late")
     await store.close()
+
+
+async def test_a_master_demoted_while_its_append_waits_is_unavailable(master_and_replica
+                                                                     ) -> None:
+    """A failover that demotes the master (back from a hang, it finds its replica promoted)
+    ends the WAIT it was blocked in with an UNBLOCKED error: the append is unavailable, to be
+    resent with the same command id, not an internal error."""
+    master, replica = master_and_replica
+    store = RedisStore(master.url, wait_replicas=1, timeout=4.0)  # WAIT blocks up to 2 s
+    admin = redis.asyncio.Redis(port=master.ports[0])
+    os.kill(replica.procs[0].pid, signal.SIGSTOP)
+    try:
+        append = asyncio.create_task(store.append(new_id(), [b"a"], 0, "c1"))
+        await asyncio.sleep(0.5)  # the script ran; WAIT is blocked
+        await admin.replicaof("127.0.0.1", str(replica.ports[0]))
+        with pytest.raises(StoreUnavailable):
+            await append
+    finally:
+        os.kill(replica.procs[0].pid, signal.SIGCONT)
+        await asyncio.gather(store.close(), admin.aclose())
