@@ -348,10 +348,9 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         out += [pb.Command(peek=pb.Peek(delay=False)), pb.Command(peek=pb.Peek(delay=True))]
     elif p.phase == "room":  # only a discard of Knowledge or Energy makes room
         return [pb.Command(discard=pb.Discard(resource=ENUM_OF[r], count=1))
-                for r in ("knowledge", "energy")]
+                for r in ("knowledge", "energy") if not engine.room_leaves_unpaid(p, ix, r, 1)]
     elif p.phase == "meal":
-        out += [pb.Command(night_meal=pb.NightMeal(pay_hp=False)),
-                pb.Command(night_meal=pb.NightMeal(pay_hp=True))]
+        out += night_meals(p)
     elif p.phase == "picking":
         resource, price = engine.PRICE[p.picking]
         if p.res[resource] >= price:
@@ -359,6 +358,13 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         out.append(pb.Command(done_picking=pb.DonePicking()))
     out += free_actions(p, ix)
     return out
+
+
+def night_meals(p: Play) -> list[Any]:
+    """The ways to pay the mountain's night meal now: Food may have been converted away
+    since the night began, and then only 1 HP pays it."""
+    out = [pb.Command(night_meal=pb.NightMeal(pay_hp=False))] if p.res["food"] else []
+    return out + [pb.Command(night_meal=pb.NightMeal(pay_hp=True))]
 
 
 def free_actions(p: Play, ix: Index) -> list[Any]:

@@ -105,6 +105,17 @@ def held(thing: Json | None, ref: str, colour: str) -> Any:
                        color=colour)
 
 
+def next_chapter(state: State) -> int:
+    """The chapter being played, or about to be: between chapters, the next one after a win
+    and the same one again after a loss."""
+    p = state.play
+    if p is None:
+        return state.chapter
+    if state.phase == "between" and p.result == "won":
+        return p.chapter + 1
+    return p.chapter
+
+
 def show(state: State, seat: int | None) -> Any:
     ix = index()
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
@@ -113,7 +124,7 @@ def show(state: State, seat: int | None) -> Any:
     for chapter, won, ending, day, reason in state.history:
         v.history.append(pb.ChapterResult(chapter=chapter, won=won, ending=ending, day=day,
                                           reason=reason))
-    opening = ix.content.chapters.get(state.play.chapter if state.play else state.chapter, {})
+    opening = ix.content.chapters.get(next_chapter(state), {})
     v.chapter_title = opening.get("title", "")
     v.prologue = opening.get("prologue", {}).get("text", "")
     p = state.play
