@@ -112,14 +112,20 @@ def apply(state: State, facts: Iterable[Any]) -> State:
 UNSEEN = ("decks", "quiz_decks")
 
 
-def shown(changed: Any) -> None:
-    """`changed` (a copy) as the player is shown it: without the decks' contents."""
+def shown(changed: Any) -> list[str]:
+    """`changed` (a copy) as the player is shown it: without the decks' contents. Returns the
+    paths of what it hides (Event.hidden): a list that depends on the parts named alone,
+    never on their values, so that every process names the same paths."""
     kept = [f for f in changed.facts if f.part.removeprefix("play.") not in UNSEEN]
+    removed = len(kept) != len(changed.facts)
     del changed.facts[:]
     changed.facts.extend(kept)
-    for fact in changed.facts:
+    tables = []
+    for i, fact in enumerate(changed.facts):
         if fact.part == "play":
             table = json.loads(fact.value)
             for name in UNSEEN:
                 table[name] = {}
             fact.value = _json(table)
+            tables.append(f"changed.facts[{i}].value")
+    return ["changed.facts"] if removed else tables

@@ -188,12 +188,20 @@ def show(state: State, seat: int | None) -> Any:
 
 def redact(event: Any, seat: int | None) -> Any:
     """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
-    event's draws may give away the upcoming deck's order: of those only the log is shown."""
+    event's draws may give away the upcoming deck's order: of those only the log is shown.
+
+    `hidden` names what is left out from the event's kind and the parts its facts name, so
+    it is the same on every process whatever events it redacted before (a cache keyed on
+    the event's shape alone mixed up events whose facts name different parts)."""
     out = pb.Event()
     out.CopyFrom(event)
     kind = out.WhichOneof("kind")
+    hidden: list[str] = []
     if kind == "changed":
-        facts.shown(out.changed)
+        hidden = facts.shown(out.changed)
     elif kind in ("started", "acted"):
         del getattr(out, kind).draws[:]
+        hidden = [f"{kind}.draws"]
+    del out.hidden[:]
+    out.hidden.extend(hidden)
     return out
