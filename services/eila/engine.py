@@ -145,7 +145,8 @@ class Table:
                 self.p.shields -= 1
                 self.say("a shield face cancels 1 HP loss")
                 continue
-            if blockable and self.p.combat is not None and shield_cards_left(self.p, self.ix):
+            if blockable and self.p.combat is not None and not self.p.combat.keep_cards \
+                    and shield_cards_left(self.p, self.ix):
                 self.p.shield_cards_used += 1
                 self.say("a shield support card prevents 1 HP loss")
                 continue
@@ -805,11 +806,14 @@ def boost(t: Table, energy: int) -> None:
     t.say(f"{energy} Energy spent: +{2 * energy} combat value")
 
 
-def fight(t: Table) -> None:
-    """Compare the values: win on equal or more; shields cancel HP losses of the outcome."""
+def fight(t: Table, keep_shield_cards: bool = False) -> None:
+    """Compare the values: win on equal or more; shields cancel HP losses of the outcome.
+    *"A support card showing a shield can prevent 2 HP loss in total"*: "can", so the player
+    may keep the shield support cards for a later combat (`keep_shield_cards`)."""
     c = t.p.combat
     assert c is not None
     refresh_enemy_value(t.p)
+    c.keep_cards = keep_shield_cards
     total = c.total("S14" in t.p.supports)
     won = total >= c.value
     t.say(f"combat value {total} against {c.value}: {'won' if won else 'lost'}")

@@ -33,7 +33,7 @@ def _encode(value: Any) -> str:
     if value.__class__ is int:  # most facts are counts: the quick way
         return str(value)
     if isinstance(value, (Combat, Mine)):
-        return _json(value.__dict__)
+        return _json(_plain(value))
     if isinstance(value, Play):
         return _json({**value.__dict__, "combat": _plain(value.combat),
                       "mine": _plain(value.mine)})
@@ -41,7 +41,10 @@ def _encode(value: Any) -> str:
 
 
 def _plain(value: Combat | Mine | None) -> Any:
-    return None if value is None else value.__dict__
+    if value is None:
+        return None
+    late = getattr(value, "LATE", {})
+    return {k: v for k, v in value.__dict__.items() if k not in late or v != late[k]}
 
 
 def changes(before: State | None, after: State, new_play: bool) -> list[tuple[str, str]]:

@@ -117,7 +117,7 @@ def next_chapter(state: State) -> int:
 
 
 def show(state: State, seat: int | None) -> Any:
-    ix = index()
+    ix = index(state)
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
     v.log.extend(state.log)
     v.save_box.extend(state.box)
