@@ -48,6 +48,7 @@ GAME: Game[State] = Game(
     outcome=rules.outcome,
     bots=BOTS,
     default_bot="greedy",
+    recheck=rules.recheck,  # a solo game set up before the levels were reordered
     redeal=None,  # nothing is hidden in Bubblee Pop
     observe=observe,
     figures=FIGURES,

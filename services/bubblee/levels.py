@@ -29,8 +29,10 @@ class Difficulty(NamedTuple):
     left: int  # coloured Bubblees left on the target at the end, summed over those games
 
     def rank(self) -> tuple[int, int]:
-        """Sorts easier levels first: fewer wins is harder; on equal wins, more left is."""
-        return (-self.wins, self.left)
+        """Sorts easier levels first: more left on the target is harder; on equal left, fewer
+        wins is. What is left is measured on every game, won or lost, so it tells the hard
+        levels apart where nearly every game is lost (ruling O9)."""
+        return (self.left, -self.wins)
 
 
 @dataclass(frozen=True)

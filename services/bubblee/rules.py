@@ -34,7 +34,7 @@ from services.bubblee.board import (
     YELLOW,
     Masks,
 )
-from services.bubblee.levels import Level, level
+from services.bubblee.levels import Level, all_levels, level
 from services.bubblee.state import (
     ACTION,
     PLACE,
@@ -156,6 +156,22 @@ def _solo_setup(options: pb.Options, lvl: Level, rng: Rng) -> pb.Event:
     ev = _set_up_event(options, 1, planets, sky, bag, set_aside)
     ev.game_set_up.draw_seed = lvl.bag_seed
     return ev
+
+
+def recheck(state: State | None, seat: int | None, message: Any, rng: Rng,
+            recorded: Any) -> list[pb.Event] | None:
+    """Log verification of a solo game stored before the levels were put in another order
+    (ruling O9): its set-up is judged by the level that sets it up, whatever that level's
+    number is today. None for everything else (judged as usual)."""
+    if state is not None or recorded is None or not message.solo_level:
+        return None
+    if recorded.WhichOneof("kind") != "game_set_up":
+        return None
+    for lvl in all_levels():
+        event = _solo_setup(message, lvl, rng)
+        if event.game_set_up == recorded.game_set_up:
+            return None if lvl.number == message.solo_level else [event]
+    return None
 
 
 def _level_key(bag_seed: int) -> bytes:

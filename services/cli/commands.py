@@ -433,6 +433,15 @@ def export(args: argparse.Namespace) -> int:
 
 
 def eila(args: argparse.Namespace) -> int:
+    from services.eila.tools import migrate
     from services.eila.tools.validate import run_validate
 
+    if args.action == "migrate":
+        if len(args.paths) != 2:
+            print("arbiter eila migrate IN OUT: the legacy log and the file to write",
+                  file=sys.stderr)
+            return 2
+        return migrate.run_migrate(*args.paths)
+    if args.action == "texts":
+        return migrate.run_texts()
     return run_validate()

@@ -59,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
                        help="check: the file (default: $ARBITER_DATA_DIR/arbiter.aof)")
 
     eila = sub.add_parser("eila", help="Eila and Something Shiny's authored content")
-    eila.add_argument("action", choices=["validate"],
+    eila.add_argument("action", choices=["validate", "migrate", "texts"],
                       help="validate: every reference exists, every option can run, no chapter "
-                      "can get stuck")
+                      "can get stuck; migrate IN OUT: a log from before events held facts "
+                      "(an export), written as facts while this content has its rules; "
+                      "texts: keep today's content texts for the games played with it")
+    eila.add_argument("paths", nargs="*", default=[], help="migrate: the log, the new log")
 
     add_worker_parsers(sub)  # simulate, stats, workers
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from arbiter.eila.v1 import eila_pb2
 
 from services.core.decider import Game, Variant, exploring
-from services.core.happened import marked
 from services.eila import bots, legacy, rules, view
 from services.eila import render as table
 from services.eila.state import State, evolve, start
@@ -37,7 +36,7 @@ GAME: Game[State] = Game(
     decide=rules.decide,
     evolve=evolve,
     show=view.show,
-    redact=marked(view.redact),
+    redact=view.redact,  # names its hidden paths itself, the same on every process
     describe=describe,
     render=table.render,
     to_act=rules.to_act,

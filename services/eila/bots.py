@@ -212,7 +212,10 @@ def room_choice(view: Any, legal: list[Any], res: dict[str, int], val: Valuer) -
     """Making room for Fear: Energy is kept for the nights to come, so Knowledge goes, unless
     the goal still needs it and there is Energy to spare (measured: better than weighing the
     two with the valuation, which undervalues the Energy of later nights)."""
-    knowledge, energy = (c for c in legal if c.discard.resource in (pb.KNOWLEDGE, pb.ENERGY))
+    offered = [c for c in legal if c.discard.resource in (pb.KNOWLEDGE, pb.ENERGY)]
+    if len(offered) == 1:  # the other would leave the option unpaid (ruling 9a)
+        return offered[0]
+    knowledge, energy = offered
     spare_energy = res["energy"] - (DAYS - view.time_track)
     if res["knowledge"] <= val.need.get("knowledge", 0) and spare_energy > 0:
         return energy

@@ -145,7 +145,8 @@ class Table:
                 self.p.shields -= 1
                 self.say("a shield face cancels 1 HP loss")
                 continue
-            if blockable and self.p.combat is not None and shield_cards_left(self.p, self.ix):
+            if blockable and self.p.combat is not None and not self.p.combat.keep_cards \
+                    and shield_cards_left(self.p, self.ix):
                 self.p.shield_cards_used += 1
                 self.say("a shield support card prevents 1 HP loss")
                 continue
@@ -651,8 +652,13 @@ def why_unavailable(p: Play, ix: Index, option: Json) -> str:
         why = requirement_missing(p, req, ix)
         if why:
             return why
-    ways = [dict(p.res)]
-    effects = list(option["effects"])
+    return unpaid(p, ix, list(option["effects"]), [dict(p.res)])
+
+
+def unpaid(p: Play, ix: Index, effects: list[Json], ways: list[dict[str, int]]) -> str:
+    """Why `effects`, run from any of the storages `ways`, cannot pay a − effect before their
+    first pause (every way of making room for Fear followed); "" when one way pays them."""
+    effects = list(effects)
     while effects:
         (kind, arg), = effects.pop(0).items()
         if kind in PAUSING:
@@ -677,6 +683,18 @@ def why_unavailable(p: Play, ix: Index, option: Json) -> str:
         elif kind == "drop_item" and arg not in p.items:
             return f"you do not possess {ix.name(arg)}"
     return ""
+
+
+def room_leaves_unpaid(p: Play, ix: Index, resource: str, count: int) -> str:
+    """Why making room for the waiting Fear with `count` `resource` would leave the rest of
+    the option unpayable (*"You cannot choose an option with a − effect unless you have
+    enough resources to discard"*), or "". A combat's outcome takes what there is (ruling
+    7), and so does a step in the mine: only an option being resolved is looked at."""
+    if p.resume != "resolve" or p.combat is not None or p.res[resource] < count:
+        return ""
+    res = {**p.res, resource: p.res[resource] - count}
+    rest: list[Json] = [{"gain": {"fear": p.fear_due}}, *p.queue]
+    return unpaid(p, ix, rest, [res])
 
 
 def fear_taken(res: dict[str, int]) -> list[dict[str, int]]:
@@ -788,11 +806,14 @@ def boost(t: Table, energy: int) -> None:
     t.say(f"{energy} Energy spent: +{2 * energy} combat value")
 
 
-def fight(t: Table) -> None:
-    """Compare the values: win on equal or more; shields cancel HP losses of the outcome."""
+def fight(t: Table, keep_shield_cards: bool = False) -> None:
+    """Compare the values: win on equal or more; shields cancel HP losses of the outcome.
+    *"A support card showing a shield can prevent 2 HP loss in total"*: "can", so the player
+    may keep the shield support cards for a later combat (`keep_shield_cards`)."""
     c = t.p.combat
     assert c is not None
     refresh_enemy_value(t.p)
+    c.keep_cards = keep_shield_cards
     total = c.total("S14" in t.p.supports)
     won = total >= c.value
     t.say(f"combat value {total} against {c.value}: {'won' if won else 'lost'}")
@@ -891,6 +912,10 @@ def make_room(t: Table, resource: str, count: int) -> None:
         raise MalformedCommand("BAD_COUNT", f"discard 1 to {t.p.fear_due} to make room")
     if t.p.res[resource] < count:
         raise RuleError("NOT_ENOUGH", f"you have only {t.p.res[resource]} {resource}")
+    why = room_leaves_unpaid(t.p, t.ix, resource, count)
+    if why:
+        raise RuleError("OPTION_UNPAYABLE",
+                        f"discarding {resource} would leave the option unpaid: {why}")
     t.p.res[resource] -= count
     t.say(f"discarded {count} {resource} to make room for Fear")
     due, resume = t.p.fear_due, t.p.resume
@@ -907,7 +932,11 @@ def make_room(t: Table, resource: str, count: int) -> None:
 
 
 def night_meal(t: Table, pay_hp: bool) -> None:
-    """The mountain: *"At the beginning of each night phase, you lose 1 Food or 1 HP"*."""
+    """The mountain: *"At the beginning of each night phase, you lose 1 Food or 1 HP"*.
+    What can be paid is looked at now, not when the night began: Food converted or discarded
+    away meanwhile leaves 1 HP as the only way to pay."""
+    if not pay_hp and not t.p.res["food"]:
+        raise RuleError("NOT_ENOUGH", "you have no Food left for the night meal: pay 1 HP")
     t.p.phase = "night"
     if pay_hp:
         t.say("the night meal: 1 HP instead of Food")

@@ -33,7 +33,7 @@ def _encode(value: Any) -> str:
     if value.__class__ is int:  # most facts are counts: the quick way
         return str(value)
     if isinstance(value, (Combat, Mine)):
-        return _json(value.__dict__)
+        return _json(_plain(value))
     if isinstance(value, Play):
         return _json({**value.__dict__, "combat": _plain(value.combat),
                       "mine": _plain(value.mine)})
@@ -41,7 +41,10 @@ def _encode(value: Any) -> str:
 
 
 def _plain(value: Combat | Mine | None) -> Any:
-    return None if value is None else value.__dict__
+    if value is None:
+        return None
+    late = getattr(value, "LATE", {})
+    return {k: v for k, v in value.__dict__.items() if k not in late or v != late[k]}
 
 
 def changes(before: State | None, after: State, new_play: bool) -> list[tuple[str, str]]:
@@ -112,14 +115,20 @@ def apply(state: State, facts: Iterable[Any]) -> State:
 UNSEEN = ("decks", "quiz_decks")
 
 
-def shown(changed: Any) -> None:
-    """`changed` (a copy) as the player is shown it: without the decks' contents."""
+def shown(changed: Any) -> list[str]:
+    """`changed` (a copy) as the player is shown it: without the decks' contents. Returns the
+    paths of what it hides (Event.hidden): a list that depends on the parts named alone,
+    never on their values, so that every process names the same paths."""
     kept = [f for f in changed.facts if f.part.removeprefix("play.") not in UNSEEN]
+    removed = len(kept) != len(changed.facts)
     del changed.facts[:]
     changed.facts.extend(kept)
-    for fact in changed.facts:
+    tables = []
+    for i, fact in enumerate(changed.facts):
         if fact.part == "play":
             table = json.loads(fact.value)
             for name in UNSEEN:
                 table[name] = {}
             fact.value = _json(table)
+            tables.append(f"changed.facts[{i}].value")
+    return ["changed.facts"] if removed else tables

@@ -9,7 +9,14 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
 from services.eila import engine, facts
-from services.eila.data import CHAPTERS, RESOURCES, Index, content_version, default_index
+from services.eila.data import (
+    CHAPTERS,
+    RESOURCES,
+    Index,
+    content_version,
+    default_index,
+    texts_index,
+)
 from services.eila.engine import BANDS, Dice, RecordingDice, ReplayDice, Table
 from services.eila.state import Mine, Play, State, opening_state
 
@@ -19,8 +26,10 @@ ENUM_OF = {v: k for k, v in RESOURCE_OF.items()}
 KEPT = ("I", "H", "S")  # what the save box holds: items, habits, support cards
 
 
-def index() -> Index:
-    return default_index()
+def index(state: State | None = None) -> Index:
+    """Today's rules, with the texts of the content `state` is played with (when archived and
+    played by these rules; else today's texts)."""
+    return (texts_index(state.content) if state is not None else None) or default_index()
 
 
 # ---- setting up a chapter ------------------------------------------------------------------
@@ -113,7 +122,7 @@ def mine_positions() -> dict[str, list[int]]:
 
 def start_chapter(state: State, chapter: int, dice: Dice, log: list[str],
                   habit_order: Sequence[str] = ()) -> None:
-    ix = index()
+    ix = index(state)
     state.chapter = chapter
     state.play = chapter_setup(ix, chapter, state.advanced, state.box, dice, habit_order)
     state.play.endings = [f"{c}{e}" for c, won, e, _, _ in state.history if won]
@@ -147,9 +156,16 @@ def finish_chapter(state: State, log: list[str]) -> None:
 def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
     if len(seats) != 1:
         raise MalformedCommand("BAD_SEATS", "Eila and Something Shiny is played solo (1 seat)")
+    return open_campaign(options, rng, content_version())
+
+
+def open_campaign(options: Any, rng: Rng, version: str) -> list[Any]:
+    """The opening events of a campaign played with content `version` (today's, or, to verify
+    a stored game, the one it names when only its texts differ from today's)."""
     check_options(options)
-    opened = pb.Opened(options=options, content_version=content_version())
+    opened = pb.Opened(options=options, content_version=version)
     base = opening_state(options)
+    base.content = version
     state = base.clone()
     log: list[str] = []
     start_chapter(state, options.first_chapter, RecordingDice(rng), log, options.habit_order)
@@ -167,8 +183,9 @@ def check_options(options: Any) -> None:
     check_habit_order(sorted(set(options.save_box)), options.habit_order)
 
 
-def new_state(options: Any, dice: Dice, log: list[str]) -> State:
+def new_state(options: Any, dice: Dice, log: list[str], version: str = "") -> State:
     state = opening_state(options)
+    state.content = version
     start_chapter(state, options.first_chapter, dice, log, options.habit_order)
     return state
 
@@ -209,7 +226,7 @@ def apply(state: State, command: Any, dice: Dice, log: list[str]) -> None:
         raise RuleError("NO_CHAPTER", "no chapter is being played: start one")
     play = state.play
     assert play is not None
-    table = Table(play, index(), dice, log)
+    table = Table(play, index(state), dice, log)
     chapter_command(table, kind, getattr(command, kind))
     engine.refresh_enemy_value(play)
     if play.result:
@@ -265,7 +282,7 @@ def chapter_command(t: Table, kind: str, cmd: Any) -> None:
     elif kind == "boost":
         engine.boost(t, cmd.energy)
     elif kind == "fight":
-        engine.fight(t)
+        engine.fight(t, cmd.keep_shield_cards)
     elif kind == "cast":
         engine.cast(t, cmd.card)
     elif kind == "use_item":
@@ -319,7 +336,7 @@ def legal_actions(state: State, seat: int) -> list[Any]:
                 pb.Command(abandon=pb.Abandon())]
     p = state.play
     assert p is not None
-    ix = index()
+    ix = index(state)
     out: list[Any] = []
     if p.phase == "day":
         card = ix.card(p.nested or p.present, p.advanced)
@@ -337,6 +354,8 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         if p.res["energy"]:
             out.append(pb.Command(boost=pb.Boost(energy=1)))
         out.append(pb.Command(fight=pb.Fight()))
+        if engine.shield_cards_left(p, ix):  # or keep them for a later combat
+            out.append(pb.Command(fight=pb.Fight(keep_shield_cards=True)))
     elif p.phase == "moving":
         for d, side in SIDES.items():
             if can_step(p, ix, side):
@@ -348,10 +367,9 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         out += [pb.Command(peek=pb.Peek(delay=False)), pb.Command(peek=pb.Peek(delay=True))]
     elif p.phase == "room":  # only a discard of Knowledge or Energy makes room
         return [pb.Command(discard=pb.Discard(resource=ENUM_OF[r], count=1))
-                for r in ("knowledge", "energy")]
+                for r in ("knowledge", "energy") if not engine.room_leaves_unpaid(p, ix, r, 1)]
     elif p.phase == "meal":
-        out += [pb.Command(night_meal=pb.NightMeal(pay_hp=False)),
-                pb.Command(night_meal=pb.NightMeal(pay_hp=True))]
+        out += night_meals(p)
     elif p.phase == "picking":
         resource, price = engine.PRICE[p.picking]
         if p.res[resource] >= price:
@@ -359,6 +377,13 @@ def legal_actions(state: State, seat: int) -> list[Any]:
         out.append(pb.Command(done_picking=pb.DonePicking()))
     out += free_actions(p, ix)
     return out
+
+
+def night_meals(p: Play) -> list[Any]:
+    """The ways to pay the mountain's night meal now: Food may have been converted away
+    since the night began, and then only 1 HP pays it."""
+    out = [pb.Command(night_meal=pb.NightMeal(pay_hp=False))] if p.res["food"] else []
+    return out + [pb.Command(night_meal=pb.NightMeal(pay_hp=True))]
 
 
 def free_actions(p: Play, ix: Index) -> list[Any]:

@@ -4,7 +4,7 @@ facts to it (no content is read and no rule is run: see facts.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from services.eila.data import Json
 
@@ -21,6 +21,11 @@ class Combat:
     green_shield: bool
     boost: int  # from items, Energy and spells (Eila's value)
     spec: Json  # the combat effect being resolved
+    keep_cards: bool = False  # the player keeps the shield support cards for later
+
+    # Parts added after facts were first written, left out of a fact at their default so
+    # that games played before write the same bytes (facts.py).
+    LATE: ClassVar[dict[str, Any]] = {"keep_cards": False}
 
     def total(self, double_green: bool) -> int:
         green = max(self.green, 0) * (2 if double_green else 1)
@@ -122,6 +127,9 @@ class State:
     log: list[str] = field(default_factory=list)
     winners: tuple[int, ...] | None = None
     reason: str = ""
+    # The content version the campaign is played with (its opening event names it): its
+    # texts are shown and judged with today's rules while those rules are the same.
+    content: str = ""
 
     def clone(self) -> State:
         c = State(**self.__dict__)
@@ -140,11 +148,21 @@ def opening_state(options: Any) -> State:
 
 def start(event: Any) -> State:
     """The campaign its first event opens."""
-    if event.WhichOneof("kind") == "started":  # a log from before events held facts
+    kind = event.WhichOneof("kind")
+    if kind == "started":  # a log from before events held facts
         from services.eila import legacy
 
         return legacy.start(event)
-    return opening_state(event.opened.options)
+    if kind == "changed":  # such a log migrated to facts: its first event holds everything
+        from services.eila import facts
+
+        blank = State(advanced=False, single=False, chapter=0, box=[], play=None)
+        state = facts.apply(blank, event.changed.facts)
+        state.log = list(event.changed.log)[-LOG_KEEP:]
+        return state
+    state = opening_state(event.opened.options)
+    state.content = event.opened.content_version
+    return state
 
 
 def evolve(state: State, event: Any) -> State:

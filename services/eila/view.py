@@ -105,15 +105,26 @@ def held(thing: Json | None, ref: str, colour: str) -> Any:
                        color=colour)
 
 
+def next_chapter(state: State) -> int:
+    """The chapter being played, or about to be: between chapters, the next one after a win
+    and the same one again after a loss."""
+    p = state.play
+    if p is None:
+        return state.chapter
+    if state.phase == "between" and p.result == "won":
+        return p.chapter + 1
+    return p.chapter
+
+
 def show(state: State, seat: int | None) -> Any:
-    ix = index()
+    ix = index(state)
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
     v.log.extend(state.log)
     v.save_box.extend(state.box)
     for chapter, won, ending, day, reason in state.history:
         v.history.append(pb.ChapterResult(chapter=chapter, won=won, ending=ending, day=day,
                                           reason=reason))
-    opening = ix.content.chapters.get(state.play.chapter if state.play else state.chapter, {})
+    opening = ix.content.chapters.get(next_chapter(state), {})
     v.chapter_title = opening.get("title", "")
     v.prologue = opening.get("prologue", {}).get("text", "")
     p = state.play
@@ -177,12 +188,20 @@ def show(state: State, seat: int | None) -> Any:
 
 def redact(event: Any, seat: int | None) -> Any:
     """Facts hold no hidden order; the decks' contents are left out as in the view. A legacy
-    event's draws may give away the upcoming deck's order: of those only the log is shown."""
+    event's draws may give away the upcoming deck's order: of those only the log is shown.
+
+    `hidden` names what is left out from the event's kind and the parts its facts name, so
+    it is the same on every process whatever events it redacted before (a cache keyed on
+    the event's shape alone mixed up events whose facts name different parts)."""
     out = pb.Event()
     out.CopyFrom(event)
     kind = out.WhichOneof("kind")
+    hidden: list[str] = []
     if kind == "changed":
-        facts.shown(out.changed)
+        hidden = facts.shown(out.changed)
     elif kind in ("started", "acted"):
         del getattr(out, kind).draws[:]
+        hidden = [f"{kind}.draws"]
+    del out.hidden[:]
+    out.hidden.extend(hidden)
     return out

@@ -14,7 +14,7 @@ def describe(event: Any, seat: int | None) -> str | None:
     lines = [line for line in getattr(body, "log", ()) if line]
     if lines:
         return "; ".join(lines)
-    if kind == "started":
+    if kind in ("started", "opened"):  # the opening event has no log lines of its own
         return "the campaign begins"
     command = body.command.WhichOneof("kind") if hasattr(body, "command") else None
     return f"you chose to {command.replace('_', ' ')}" if command else "you acted"

@@ -286,6 +286,7 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
             public_identities=[identity_pb(i) for i in public],
             shadow_identities=[identity_pb(i) for i in shadow],
             deck=[card_pb(c) for c in deck],
+            scout_public=options.scout_public,
         )
     )
     out = Decision(start(set_up), rng)
@@ -547,7 +548,9 @@ def _scout(out: Decision, p: Play) -> None:
     if hand:
         card = hand[out.rng.below(len(hand))]
         suit = data.CARDS[card].suit
-        out.clue(p.seat, p.target, pb.CLUE_SUIT, "SCOUT", suit=suit_pb(suit))
+        # Ruling 22a: the player's alone, or, with the option, revealed to the table.
+        public = {"public": True} if out.state.scout_public else {}
+        out.clue(p.seat, p.target, pb.CLUE_SUIT, "SCOUT", suit=suit_pb(suit), **public)
 
 
 def _mutiny(out: Decision, p: Play) -> None:

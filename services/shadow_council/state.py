@@ -89,6 +89,7 @@ class State:
     facts: tuple[Fact, ...] = ()
     tick: int = 0
     result: Result | None = None
+    scout_public: bool = False  # Options.scout_public: a Scout's suit is shown to all
 
     @property
     def seats(self) -> int:
@@ -188,6 +189,7 @@ def _set_up(e: pb.GameSetUp) -> State:
         guessed=(False,) * n,
         clues=((),) * n,
         tick=1,
+        scout_public=e.scout_public,
     )
 
 
@@ -339,6 +341,8 @@ def clue_of(msg: pb.ClueGained | pb.Clue, tick: int, round_: int) -> Clue:
 
 def _clue_gained(s: State, e: pb.ClueGained) -> State:
     clue = clue_of(e, s.tick, s.round)
+    if e.public:  # revealed to the table: every seat gains it
+        return replace(s, clues=tuple(held + (clue,) for held in s.clues))
     return replace(s, clues=_set(s.clues, e.seat, s.clues[e.seat] + (clue,)))
 
 

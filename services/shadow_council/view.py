@@ -120,7 +120,8 @@ def redact(event: pb.Event, seat: int | None) -> pb.Event:
         del out.cards_drawn.cards[:]
     elif kind == "card_played" and seat != event.card_played.seat:
         out.card_played.guess = 0
-    elif kind == "clue_gained" and seat != event.clue_gained.seat:
+    elif kind == "clue_gained" and seat != event.clue_gained.seat and \
+            not event.clue_gained.public:
         c = out.clue_gained
         c.kind = 0  # e.g. whether a Prophecy guessed right: the clue is its player's alone
         c.keyword = 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
@@ -167,3 +169,38 @@ def test_solo_lines_on_target_go_to_the_targets_zone() -> None:
 def test_solo_view_counts_what_is_left_on_the_target() -> None:
     state = new_game(pb.Options(solo_level=1))
     assert view(state, 0).target_remaining == 5
+
+
+async def test_o9_a_solo_game_stored_before_the_levels_were_reordered_still_verifies(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ruling O9: the levels are ordered by measured difficulty, so a new order gives a level
+    number another puzzle. A stored game's set-up event holds its whole level (target, sky,
+    bag, draw seed), so it replays as it was; log verification finds the level by what it
+    sets up, whatever its number is now."""
+    from dataclasses import replace
+
+    from services.core import log as gamelog
+    from services.core.decider import Seat
+    from services.core.host import Host
+    from services.core.server import in_process_ai
+    from services.core.store import MemoryStore
+
+    host = Host(MemoryStore(), {GAME.name: GAME}, ai_dispatch=in_process_ai)
+    game_id = (await host.create(GAME.name, [Seat("solo", "ai", "greedy")],
+                                 pb.Options(solo_level=3))).game_id
+    for _ in range(200_000):
+        if (await host.load(game_id)).finished:
+            break
+        await asyncio.sleep(0)
+    entries = (await host.history(game_id))[1]
+    state = gamelog.verify(GAME, entries).state
+    swapped = list(LEVELS)
+    swapped[2], swapped[3] = replace(LEVELS[3], number=3), replace(LEVELS[2], number=4)
+    monkeypatch.setattr(rules, "all_levels", lambda: tuple(swapped))
+    monkeypatch.setattr(rules, "level", lambda n: swapped[n - 1])
+    events = [gamelog.game_event(GAME, e) for e in entries if e.WhichOneof("body") == "event"]
+    assert GAME.replay(events) == state
+    assert gamelog.verify(GAME, entries).state == state
+    plain = replace(GAME, recheck=None)  # judged by today's level 3 alone: it differs
+    with pytest.raises(gamelog.BadLog):
+        gamelog.verify(plain, entries)

@@ -112,3 +112,20 @@ def test_the_next_chapter_may_order_the_kept_habits() -> None:
     good = pb.Command(start_chapter=pb.StartChapter(chapter=2, habit_order=["H3", "H1"]))
     state = act(state, good)  # type: ignore[arg-type]
     assert state.play is not None and state.play.upcoming[-2:] == ["H3", "H1"]
+
+
+def test_between_chapters_the_view_shows_the_chapter_about_to_be_played() -> None:
+    """The view's `chapter_title` and `prologue` name "the chapter being played (or about to
+    be)": after a win the next chapter's, after a loss the same chapter's again."""
+    won = GAME.view(won_chapter_0(), 0)
+    assert won.phase == "between" and won.chapter_title == "The Crow's Hoard"
+    assert won.prologue.startswith("The crow has flown to the old clock tower")
+    lost = GAME.view(lost_chapter_0(items=[]), 0)
+    assert lost.phase == "between" and lost.chapter_title == "Something Shiny by the Fence"
+
+
+def test_the_first_line_of_what_happened_tells_the_campaign_began() -> None:
+    """The opening event has no log lines: it is told as the campaign's beginning, not as
+    "you acted"."""
+    opened = pb.Event(opened=pb.Opened(options=pb.Options()))
+    assert GAME.describe is not None and GAME.describe(opened, 0) == "the campaign begins"

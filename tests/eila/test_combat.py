@@ -182,6 +182,29 @@ def test_the_shield_support_card_prevents_2_hp_loss_in_total_in_a_chapter() -> N
     assert state.play is not None and state.play.hp == state.play.max_hp - 2
 
 
+def test_the_player_may_keep_the_shield_support_card_for_a_later_combat() -> None:
+    """Eila's rulebook, Appendix: *"A support card showing a shield **can** prevent 2 HP loss
+    in total."* "Can" is the player's choice: `fight` with `keep_shield_cards` takes this
+    round's losses and keeps the card's 2 for a later combat; a plain `fight` spends them as
+    before (ruling 21)."""
+    first = act(present(start(2, box=("S04",)), "235"), choose(0), draws=[0])
+    fights = [c for c in GAME.legal_actions(first, 0) if c.WhichOneof("kind") == "fight"]
+    assert [c.fight.keep_shield_cards for c in fights] == [False, True]
+    kept = act(first, fights[1])
+    p = kept.play
+    assert p is not None and p.hp == p.max_hp - 2 and p.shield_cards_used == 0
+    later = act(present(kept, "235"), choose(0), draws=[0])
+    assert GAME.view(later, 0).combat.shield_cards_left == 2
+    spent = act(later, FIGHT).play
+    assert spent is not None and spent.hp == spent.max_hp - 2 and spent.shield_cards_used == 2
+
+
+def test_without_shield_cards_left_fight_has_no_choice() -> None:
+    state = act(present(start(2), "235"), choose(0), draws=[0])
+    fights = [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "fight"]
+    assert fights == [FIGHT]
+
+
 def at_the_summit_guardian(box: tuple[str, ...] = ("S04",)) -> State:
     """Issue 14's position: chapter 5, Eila at L09 with 1 Energy; 501 A, then L09 A puts the
     Guardian of the Summit (547, fight on despite injuries) on top of the upcoming deck."""

@@ -156,8 +156,7 @@ def edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
 
     def use(path: Path) -> None:
         monkeypatch.setattr(data, "DATA_DIR", path)
-        data.default_index.cache_clear()
-        data.content_version.cache_clear()
+        data.reload()
 
     yield lambda: use(copy)
     use(original)
@@ -282,3 +281,109 @@ def test_facts_name_only_parts_of_the_campaign() -> None:
     for part in ("play.nothing", "log", "nothing"):
         with pytest.raises(ValueError):
             facts.apply(state, [pb.Fact(part=part, value="1")])
+
+
+# ---- the content's fingerprint is its rules: text edits keep stored games -----------------
+
+
+@pytest.fixture
+def flavour_edited_content(tmp_path: Path, monkeypatch: Any) -> Any:
+    """The content files, copied, with one character added to card 001's story text and
+    option A's text (no rule changed; the texts of the content before are archived)."""
+    original, copy = data.DATA_DIR, tmp_path / "data"
+    shutil.copytree(original, copy)
+    chapter = json.loads((copy / "chapter0.json").read_text())
+    chapter["cards"][0]["text"] += "!"
+    chapter["cards"][0]["options"][0]["text"] += "!"
+    (copy / "chapter0.json").write_text(json.dumps(chapter))
+
+    def use(path: Path) -> None:
+        monkeypatch.setattr(data, "DATA_DIR", path)
+        data.reload()
+
+    yield lambda: use(copy)
+    use(original)
+
+
+def test_the_texts_of_todays_content_are_archived() -> None:
+    """A text edit must find the texts of the content before it (`arbiter eila texts`)."""
+    entry = data.archived(data.content_version())
+    assert entry is not None, "run `arbiter eila texts` to keep today's texts"
+    assert entry == data.archive_entry()
+    assert entry["legacy"] == legacy.content_version()
+
+
+def test_a_flavour_edit_keeps_every_legacy_log_loading_and_verifying(
+        flavour_edited_content: Any) -> None:
+    """Issue 25 item 2: a character added to card 001's flavour text made all 6 legacy logs
+    answer RULES_CHANGED. The fingerprint is now what the rules read: each still verifies
+    and replays to the state it had, with the texts it was played with."""
+    before = {path: gamelog.verify(GAME, legacy_entries(path)).state for path in LOGS}
+    rules_before = data.current_rules()
+    flavour_edited_content()
+    assert data.current_rules() == rules_before and legacy.content_version() not in {
+        events_of(legacy_entries(p))[0].started.content_version for p in LOGS}
+    loaded = 0
+    for path in LOGS:
+        entries = legacy_entries(path)
+        assert gamelog.verify(GAME, entries).state == before[path]
+        assert GAME.replay(events_of(entries)) == before[path]
+        loaded += 1
+    assert loaded == len(LOGS) == 6
+
+
+def test_a_stored_game_shows_the_texts_it_was_played_with(flavour_edited_content: Any) -> None:
+    """Replay of an old game shows its texts; a new game shows today's."""
+    old = GAME.replay(GAME.setup(pb.Options(), [Seat("eila")], Rng(b"texts", 0)))
+    shown = GAME.view(old, 0).present
+    assert shown.id == "001"
+    flavour_edited_content()
+    assert GAME.view(old, 0).present.text == shown.text
+    assert GAME.view(old, 0).present.options[0].text == shown.options[0].text
+    new = GAME.replay(GAME.setup(pb.Options(), [Seat("eila")], Rng(b"texts", 0)))
+    assert GAME.view(new, 0).present.text == shown.text + "!"
+
+
+async def test_a_facts_game_verifies_and_imports_after_a_flavour_edit(
+        flavour_edited_content: Any) -> None:
+    """VerifyLog and ImportLog judge a stored game with the texts it was played with."""
+    from services.core.grpc_api import import_lines
+
+    entries = await finished_game(pb.Options(single_chapter=True))
+    state = gamelog.verify(GAME, entries).state
+    flavour_edited_content()
+    assert gamelog.verify(GAME, entries).state == state
+    host = Host(MemoryStore(), {GAME.name: GAME})
+    game_id, _ = await import_lines(host, gamelog.to_json_lines(GAME, entries))
+    assert (await host.load(game_id)).state == state
+
+
+def test_a_rule_edit_refuses_a_legacy_log_and_names_the_migration(edited_content: Any) -> None:
+    entries = legacy_entries(LOGS[0])
+    edited_content()
+    with pytest.raises(RuleError) as refused:
+        GAME.replay(events_of(entries))
+    assert refused.value.code == "RULES_CHANGED"
+    assert "arbiter eila migrate" in refused.value.message
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.stem for p in LOGS])
+def test_a_legacy_log_migrated_to_facts_replays_after_a_rule_edit(
+        path: Path, edited_content: Any, tmp_path: Path) -> None:
+    """`arbiter eila migrate`, run while the content still has the log's rules, writes its
+    events as facts: the log then replays after a rule edit that refuses the legacy one."""
+    from services.cli.main import main
+    from services.eila.tools.migrate import forgotten
+
+    state = gamelog.verify(GAME, legacy_entries(path)).state
+    target = tmp_path / "migrated.jsonl"
+    assert main(["eila", "migrate", str(path), str(target)]) == 0
+    migrated = gamelog.from_json_lines(GAME, target.read_text().splitlines())
+    assert [e.version for e in migrated] == [e.version for e in legacy_entries(path)]
+    kinds = {e.WhichOneof("kind") for e in events_of(migrated)}
+    assert kinds == {"changed"}
+    edited_content()
+    with pytest.raises(RuleError):
+        GAME.replay(events_of(legacy_entries(path)))
+    assert GAME.replay(events_of(migrated)) == forgotten(state)
+    assert main(["eila", "migrate", str(path), str(tmp_path / "again.jsonl")]) == 1

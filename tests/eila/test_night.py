@@ -109,6 +109,27 @@ def test_the_mountain_night_costs_1_food_or_1_hp() -> None:
     assert hp is not None and hp.phase == "night" and (hp.res["food"], hp.hp) == (3, hp.max_hp - 1)
 
 
+def test_food_converted_away_during_the_meal_leaves_hp_to_pay() -> None:
+    """Eila's rulebook, Chapter 5, Harsh Environment: *"At the beginning of each night phase,
+    you lose 1 Food or 1 HP."* Food converted away while the meal waits cannot pay it: the
+    meal is paid with what is held when the command is sent (ruling 17)."""
+    state = start(5)
+    p = state.play
+    assert p is not None
+    p.upcoming, p.known, p.res["food"] = [], 0, 2
+    state = act(state, pb.Command(choose=pb.ChooseOption(option=1)))
+    assert state.play is not None and state.play.phase == "meal"
+    state = act(state, pb.Command(convert=pb.Convert(conversion=0)))  # 2 Food -> 1 Energy
+    assert state.play is not None and state.play.res["food"] == 0
+    meals = [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "night_meal"]
+    assert [c.night_meal.pay_hp for c in meals] == [True]
+    with pytest.raises(RuleError) as e:
+        act(state, pb.Command(night_meal=pb.NightMeal(pay_hp=False)))
+    assert e.value.code == "NOT_ENOUGH"
+    paid = act(state, meals[0]).play
+    assert paid is not None and paid.phase == "night" and paid.hp == paid.max_hp - 1
+
+
 def test_the_mountain_night_without_food_costs_hp() -> None:
     state = start(5)
     p = state.play

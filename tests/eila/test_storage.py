@@ -44,6 +44,28 @@ def test_fear_must_be_taken_by_discarding_other_intangibles() -> None:
         assert (p.res["fear"], p.res["knowledge"], p.res["energy"]) == (1, knowledge, energy)
 
 
+def test_making_room_may_not_leave_the_rest_of_the_option_unpaid() -> None:
+    """Eila's rulebook, Resources: *"You cannot choose an option with a − effect unless you
+    have enough resources to discard."* Alarm! (235) B, "+2 Fear, −1 Energy", with Knowledge
+    3, Energy 1, Fear 4: making room with the Energy would leave the −1 Energy unpaid, so only
+    the Knowledge is offered and the Energy is refused (rulings 6 and 9)."""
+    state = act(present(start(2), "235", knowledge=3, energy=1, fear=4), choose(1))
+    p = state.play
+    assert p is not None and p.phase == "room"
+    room = [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "discard"]
+    assert [(c.discard.resource, c.discard.count) for c in room] == [(pb.KNOWLEDGE, 1)]
+    with pytest.raises(RuleError) as e:
+        act(state, pb.Command(discard=pb.Discard(resource=pb.ENERGY, count=1)))
+    assert e.value.code == "OPTION_UNPAYABLE"
+    state = act(state, room[0])  # the second Fear asks again, and again not the Energy
+    assert state.play is not None and state.play.phase == "room"
+    assert [c for c in GAME.legal_actions(state, 0) if c.WhichOneof("kind") == "discard"] == room
+    state = act(state, room[0])
+    p = state.play
+    assert p is not None and p.phase == "day" and "235" in p.past
+    assert (p.res["knowledge"], p.res["energy"], p.res["fear"]) == (1, 0, 6)
+
+
 def test_fear_makes_room_by_itself_when_only_one_kind_is_held() -> None:
     state = act(present(start(0), "010", energy=8), choose(0))
     p = state.play

@@ -6,7 +6,9 @@ import copy
 from typing import Any
 
 import pytest
+from arbiter.eila.v1 import eila_pb2 as pb
 
+from services.eila import engine, rules
 from services.eila.data import Content, load_content
 from services.eila.tools.validate import run_validate, validate
 
@@ -332,3 +334,35 @@ def test_either_one_item_icons_are_separate_options() -> None:
     broken_content = broken(lambda ch, _: card(ch, "007")["options"][0]["effects"].append(
         {"item": ["I01", "I02"]}))
     assert any("does not exist" in p for p in broken_content)
+
+
+def test_no_option_can_go_unpaid_by_making_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eila's rulebook, Resources: *"You cannot choose an option with a − effect unless you
+    have enough resources to discard."* The validator plays every option that takes Fear
+    before a − effect from every intangible storage: the shipped rules leave nothing unpaid,
+    and rules that accepted any discard to make room (as before ruling 9a) are reported,
+    with Alarm! (235) B among them."""
+    assert not [p for p in validate(load_content()) if "unpaid when room" in p]
+    monkeypatch.setattr(engine, "room_leaves_unpaid", lambda *_: "")
+    problems = [p for p in validate(load_content()) if "unpaid when room" in p]
+    assert any(p.startswith("card 235 option B") for p in problems), problems
+
+
+def test_no_free_action_dodges_a_night_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eila's rulebook, Chapter 5, Harsh Environment: *"At the beginning of each night phase,
+    you lose 1 Food or 1 HP."* The validator takes each free action the night offers before
+    its cost, then each way of paying offered: the shipped rules always take Food, Energy or
+    HP; rules that offered the Food after it was converted away (as before ruling 17's fix)
+    are reported."""
+    assert not [p for p in validate(load_content()) if "night's" in p]
+
+    def old_meal(t: engine.Table, pay_hp: bool) -> None:  # the meal as it was: what is there
+        t.p.phase = "night"
+        t.hurt(1, blockable=False) if pay_hp else t.lose("food", 1)
+
+    monkeypatch.setattr(engine, "night_meal", old_meal)
+    monkeypatch.setattr(rules, "night_meals", lambda p: [
+        pb.Command(night_meal=pb.NightMeal(pay_hp=False)),
+        pb.Command(night_meal=pb.NightMeal(pay_hp=True))])
+    problems = [p for p in validate(load_content()) if "night's" in p]
+    assert problems and problems[0].startswith("chapter 5: the night's food cost goes unpaid")

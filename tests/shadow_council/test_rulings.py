@@ -366,6 +366,38 @@ def test_ruling_scout_shows_a_random_card_suit_to_its_player_only() -> None:
     assert suits == {pb.SUIT_STRATEGY, pb.SUIT_MILITARY}, "the card is drawn at random"
 
 
+def test_ruling_scout_public_reading_reveals_the_suit_to_the_table() -> None:
+    """Ruling 22a, the other reading: the rulebook marks private effects "(only you see)"
+    (Peek) and says "Reveal" for Scout, so with `Options.scout_public` the suit drawn is shown
+    to every seat and to a spectator, and every seat gains the clue."""
+    from services.shadow_council.view import redact
+
+    for seed in range(6):
+        s = table(hands=[["SCOUT", "TAX"], ["PEEK", "CHARGE"], ["TAX"], ["TAX"]],
+                  scout_public=True)
+        s, events = act(s, 0, play_cmd("SCOUT", target=1), seed)
+        (clue,) = [e for e in events if e.WhichOneof("kind") == "clue_gained"]
+        mine = redact(clue, 0).clue_gained
+        assert (mine.seat, mine.subject, mine.kind) == (0, 1, pb.CLUE_SUIT) and mine.public
+        for other in (1, 2, 3, None):
+            shown = redact(clue, other)
+            assert shown == clue and list(GAME.redact(clue, other).hidden) == []
+        for seat in range(4):
+            assert [c.suit for c in view(s, seat).clues] == [mine.suit]
+
+
+def test_ruling_scout_reading_is_set_up_from_the_options() -> None:
+    """The option reaches the set-up event, so a stored game keeps the reading it began
+    with; without it the suit is the Scout's player's alone (the default reading)."""
+    from services.core.decider import Rng, Seat
+
+    seats = [Seat(f"p{i}") for i in range(4)]
+    for public in (False, True):
+        events = GAME.setup(pb.Options(scout_public=public), seats, Rng.for_test(1))
+        assert events[0].set_up.scout_public is public
+        assert GAME.replay(events).scout_public is public
+
+
 def test_ruling_scout_on_an_empty_hand_shows_nothing() -> None:
     s = table(hands=[["SCOUT", "TAX"], [], ["TAX"], ["TAX"]], gold=(4, 3, 4, 4))
     s, events = act(s, 0, play_cmd("SCOUT", target=1))

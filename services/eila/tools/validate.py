@@ -11,6 +11,7 @@ from typing import Any
 
 from services.eila.data import RESOURCES, Content, Json, build_index, load_content
 from services.eila.tools.cycles import gain_cycles
+from services.eila.tools.payments import dodged_night_costs, unpaid_by_room
 
 PLACES = {"future", "past", "deck"}
 COLORS = {"green", "blue", "red"}
@@ -413,7 +414,21 @@ class Checker:
         self.needed()
         self.dice()
         self.conversion_cycles()
+        if not self.problems:  # the engine can only be played on sound content
+            self.payments()
         return self.problems
+
+    def payments(self) -> None:
+        """Playing the engine: no − effect of an option goes unpaid, whatever order the
+        player makes room for Fear in, and no free action lets a night's cost go unpaid."""
+        cards: list[tuple[int, Json]] = []
+        for n, data in sorted(self.c.chapters.items()):
+            cards += [(n, card) for card in all_cards(data) if card.get("options")]
+        cards += [(int(c["id"][0]), c) for c in self.c.advanced.get("cards", [])]
+        first = min(self.c.chapters)
+        cards += [(first, h) for h in self.c.habits.get("habits", [])]
+        for problem in unpaid_by_room(self.ix, cards) + dodged_night_costs(self.ix):
+            self.problems.append(problem)
 
     def dice(self) -> None:
         """The dice are the rulebook's (faces without a shield are what `repeated` relies
