@@ -1,4 +1,4 @@
-"""The suite every game passes, parametrised by game (DESIGN.md, "Tests that every game passes").
+"""The suite every game passes, parametrised by game (docs/architecture.md, "The shared suite").
 
 Random legal play to the end over many seeds; purity (nothing mutates a state); replay of the
 log equals the state; the same seed gives the same game; malformed and illegal commands are
@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.host import Caller, Host, StaleVersion
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
-from tests.conformance.playouts import policy
+from tests.conformance import suite
+from tests.conformance.playouts import decide_legal, policy
 
-GAMES = list(registry.GAME_MODULES)
+GAMES = list(suite.NAMES)
 MAX_COMMANDS = 20_000
 SEEDS = range(12)
 
@@ -51,7 +51,8 @@ def random_game(game: Game, seed: int, check: bool = False) -> tuple[list[Any], 
         assert legal, f"seat {seat} must act but has no legal command"
         command = rng.choice(legal)
         before = copy.deepcopy(state) if check else None
-        new = game.decide(state, seat, command, Rng(b"seed-%d" % seed, version))
+        new = decide_legal(game, state, seat, command, Rng(b"seed-%d" % seed, version),
+                           f"seed {seed}, version {version}")
         for e in new:
             state = game.evolve(state, e)
         if check:
@@ -65,7 +66,7 @@ def random_game(game: Game, seed: int, check: bool = False) -> tuple[list[Any], 
 
 @pytest.fixture(params=GAMES)
 def game(request: pytest.FixtureRequest) -> Game:
-    return registry.game(request.param)
+    return suite.game(request.param)
 
 
 def test_random_play_reaches_the_end(game: Game) -> None:
@@ -256,6 +257,179 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                         f"seat {seat} is told different things in worlds it cannot tell apart")
                 compared += 1
     assert compared > 0
+
+
+def test_no_leak_in_the_opening_batch(game: Game) -> None:
+    """What setup deals: see check_no_leak_in_opening."""
+    if game.redeal is None:
+        pytest.skip(f"{game.title} hides nothing but randomness to come")
+    check_no_leak_in_opening(game, game.pb.Options(), game.seat_count)
+
+
+def leaves(message: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """(path, change) for every value the message holds, in its submessages and lists:
+    `change(copy)` sets another value at that path of a copy of the message."""
+    out: list[tuple[str, Any]] = []
+    for fd, value in message.ListFields():
+        path = prefix + fd.name
+        if fd.message_type is not None:
+            items = list(value) if fd.is_repeated else [value]
+            for i, item in enumerate(items):
+                at = f"{path}[{i}]." if fd.is_repeated else path + "."
+                for sub, change in leaves(item, at):
+                    out.append((sub, _within(fd.name, i if fd.is_repeated else None, change)))
+        elif fd.is_repeated:
+            for i in range(len(value)):
+                out.append((f"{path}[{i}]", _changer(fd, i)))
+        elif not fd.has_presence and fd.name not in ("version", "hidden"):
+            # Fields with presence name seats (whose deal this is): changing one moves a
+            # secret from seat to seat rather than changing it.
+            out.append((path, _changer(fd, None)))
+    return out
+
+
+def _within(name: str, index: int | None, change: Any) -> Any:
+    def apply(message: Any) -> None:
+        field = getattr(message, name)
+        change(field if index is None else field[index])
+    return apply
+
+
+def _changer(fd: Any, index: int | None) -> Any:
+    def apply(message: Any) -> None:
+        old = getattr(message, fd.name) if index is None else getattr(message, fd.name)[index]
+        if fd.enum_type is not None:
+            new = next((v.number for v in fd.enum_type.values if v.number not in (old, 0)), old)
+        elif fd.type == fd.TYPE_BOOL:
+            new = not old
+        elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES):
+            new = old + (b"?" if fd.type == fd.TYPE_BYTES else "?")
+        else:
+            new = old + 1
+        if index is None:
+            setattr(message, fd.name, new)
+        else:
+            getattr(message, fd.name)[index] = new
+    return apply
+
+
+def check_no_leak_in_opening(game: Game, options: Any, players: int, seeds: int = 3) -> None:
+    """The opening batch is dealt again with one value changed at a time. A change that some
+    seat's view shows but this seat's view does not (another seat's secret) must not change
+    what this seat is shown of the batch, nor what it is told. (The feed test starts after
+    the opening batch: it deals the world anew from the state setup left.)"""
+    viewers: list[int | None] = [None, *range(players)]
+    compared = 0
+    for seed in range(seeds):
+        events = game.setup(options, [Seat(f"p{i}") for i in range(players)],
+                            Rng(b"opening-%d" % seed, 0))
+        views = {v: game.view(game.replay(events), v) for v in viewers}
+        for k, event in enumerate(events):
+            for path, change in leaves(event):
+                other = type(event)()
+                other.CopyFrom(event)
+                change(other)
+                try:
+                    state = game.replay([*events[:k], other, *events[k + 1:]])
+                    changed = {v: game.view(state, v) for v in viewers}
+                except Exception:  # noqa: BLE001 - no game the rules can build: no world
+                    continue
+                seen_by = [v for v in viewers if changed[v] != views[v]]
+                for seat in viewers:
+                    if not seen_by or seat in seen_by:
+                        continue  # nobody's secret, or the seat sees it change
+                    compared += 1
+                    assert game.redact(other, seat) == game.redact(event, seat), (
+                        f"opening event {k} shows {path} to seat {seat}, which only seats "
+                        f"{seen_by} may see")
+                    if game.describe is not None:
+                        assert game.describe(other, seat) == game.describe(event, seat), (
+                            f"opening event {k} tells seat {seat} its {path}, which only "
+                            f"seats {seen_by} may see")
+    assert compared > 0, "no value of the opening batch is any seat's secret"
+
+
+# Fields every View has, which the platform fills (not the game's to hide).
+VIEW_COMMON = ("version", "seat", "to_act", "outcome", "happened", "hidden")
+
+
+def unset_here(mine: Any, theirs: Any, prefix: str = "") -> list[str]:
+    """The paths (`players[2].team`) of messages and of fields with presence that are set in
+    another viewer's view but not in this one."""
+    out = []
+    for fd, value in theirs.ListFields():
+        path = prefix + fd.name
+        if not prefix and fd.name in VIEW_COMMON:
+            continue
+        if fd.is_repeated:
+            here = getattr(mine, fd.name)
+            if fd.message_type is not None and len(here) == len(value) and \
+                    not fd.message_type.GetOptions().map_entry:
+                for i, (a, b) in enumerate(zip(here, value, strict=True)):
+                    out += unset_here(a, b, f"{path}[{i}].")
+        elif fd.message_type is not None or fd.has_presence:
+            if not mine.HasField(fd.name):
+                out.append(path)
+            elif fd.message_type is not None:
+                out += unset_here(getattr(mine, fd.name), value, path + ".")
+    return out
+
+
+def check_views_name_what_they_hide(game: Game, state: Any, players: int) -> int:
+    """Whatever another viewer's view holds and this one leaves unset, this one names in
+    `hidden` (so a client tells "hidden from you" from "none"); and it names nothing it
+    shows. Returns how many hidden paths were checked."""
+    viewers: list[int | None] = [None, *range(players)]
+    views = {v: game.view(state, v) for v in viewers}
+    named = 0
+    for seat, view in views.items():
+        hidden = set(view.hidden)
+        unset = {p for v, other in views.items() if v != seat for p in unset_here(view, other)}
+        missing = sorted(unset - hidden)
+        assert not missing, (f"the view of seat {seat} leaves {missing} unset but does not "
+                             "name them in View.hidden (Game.view_hidden)")
+        shown = sorted(p for p in hidden if is_set(view, p))
+        assert not shown, f"the view of seat {seat} names {shown} as hidden but shows them"
+        named += len(hidden)
+    return named
+
+
+def is_set(view: Any, path: str) -> bool:
+    """Whether the view holds a value at `path` (`players[2].team`, `hand`)."""
+    message = view
+    parts = path.split(".")
+    for part in parts:
+        name, _, index = part.partition("[")
+        fd = message.DESCRIPTOR.fields_by_name.get(name)
+        assert fd is not None, f"View.hidden names {path}, which is no field"
+        value = getattr(message, name)
+        if index:
+            if int(index[:-1]) >= len(value):
+                return False
+            value = value[int(index[:-1])]
+        elif fd.is_repeated:
+            return len(value) > 0
+        elif fd.message_type is not None or fd.has_presence:
+            if not message.HasField(name):
+                return False
+        elif part == parts[-1]:
+            return bool(value != fd.default_value)
+        message = value
+    return True
+
+
+def test_a_view_names_what_it_hides(game: Game) -> None:
+    """In the states of a random game, each view names in `hidden` what it leaves unset that
+    another viewer is shown (another seat's secret, a hand a spectator does not see)."""
+    events, _ = random_game(game, 4)
+    state = game.start(events[0])
+    named = check_views_name_what_they_hide(game, state, game.seat_count)
+    for k, event in enumerate(events[1:]):
+        state = game.evolve(state, event)
+        if k % 3 == 0:
+            named += check_views_name_what_they_hide(game, state, game.seat_count)
+    if game.view_hidden is not None:
+        assert named > 0, "view_hidden never names anything"
 
 
 # ---- through the host: AI seats, export, import, verify ------------------------------------
