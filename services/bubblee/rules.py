@@ -1,6 +1,6 @@
 """Bubblee Pop: the decider.
 
-Sources: the rulebook (rules/bubblee-pop.fr.txt), RULINGS.md and docs/rulings/bubblee.md.
+Sources: the rulebook (Règles du jeu, in French), the project rulings and docs/rulings/bubblee.md.
 
 A turn (rulebook "Tour de jeu"):
   1. refill the sky, one drawn Bubblee at a time, the player choosing each empty cell
