@@ -23,6 +23,8 @@ from services.bubble_shadow.state import (
     State,
     crown_swap_for,
     evolve,
+    shown_stage,
+    snake_options,
     start,
 )
 from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
@@ -173,10 +175,6 @@ def to_act(state: State) -> list[int]:
     if state.stage == pb.STAGE_SNAKE:
         return list(state.snake_pending)
     return []
-
-
-def _stage(state: State) -> int:
-    return pb.STAGE_CHOOSE_FACES if state.faces_pending else state.stage
 
 
 def outcome(state: State) -> Outcome | None:
@@ -460,14 +458,6 @@ def _snake_event(state: State, seat: int, price: int) -> pb.Event:
     )
 
 
-def snake_options(state: State, seat: int) -> list[int]:
-    """The prices `seat`'s Snake may discard 5 of, by its counts after the Crown."""
-    me = state.player(seat)
-    if state.revealed:
-        return tk.snake_choices(me.tokens, state.tallies[seat])
-    return tk.snake_choices(me.tokens, tk.tally(me.tokens, crown_swap_for(state, seat)))
-
-
 def _decide_snake(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng) -> list[pb.Event]:
     if state.stage != pb.STAGE_SNAKE or seat not in state.snake_pending:
         raise RuleError("NOT_YOUR_TURN", "you have no Snake to resolve now")
@@ -559,7 +549,7 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
 def legal_actions(state: State, seat: int) -> list[pb.Command]:
     if seat not in to_act(state):
         return []
-    stage = _stage(state)
+    stage = shown_stage(state)
     if stage == pb.STAGE_CHOOSE_FACES:
         me = state.player(seat)
         return [

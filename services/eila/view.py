@@ -8,8 +8,7 @@ from typing import Any
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.eila import engine, facts
-from services.eila.data import RESOURCES, Index, Json
-from services.eila.rules import index
+from services.eila.data import RESOURCES, Index, Json, default_index
 from services.eila.state import Play, State
 
 
@@ -106,7 +105,7 @@ def held(thing: Json | None, ref: str, colour: str) -> Any:
 
 
 def show(state: State, seat: int | None) -> Any:
-    ix = index()
+    ix = default_index()
     v = pb.View(phase=state.phase, chapter=state.chapter, advanced=state.advanced)
     v.log.extend(state.log)
     v.save_box.extend(state.box)

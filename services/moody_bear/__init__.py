@@ -10,7 +10,8 @@ from services.core.happened import marked
 from . import render as table
 from . import view
 from .bots import BOTS
-from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
+from .moves import legal_actions, to_act
+from .rules import deadlines, decide, outcome, setup
 from .state import State, evolve, start
 from .words import describe, view_hidden
 

@@ -25,43 +25,19 @@ from services.shadow_council.state import (
     PASSIVES,
     State,
     card_name,
+    card_pb,
+    event_pb,
     evolve,
+    faction_pb,
     identity_name,
+    identity_pb,
+    keyword_pb,
+    source_pb,
     start,
     suit_name,
+    suit_pb,
+    zone_pb,
 )
-
-
-def card_pb(name: str) -> int:
-    return int(pb.Card.Value("CARD_" + name))
-
-
-def identity_pb(name: str) -> int:
-    return int(pb.Identity.Value("IDENTITY_" + name))
-
-
-def suit_pb(name: str) -> int:
-    return int(pb.Suit.Value("SUIT_" + name))
-
-
-def zone_pb(name: str) -> int:
-    return int(pb.Zone.Value("ZONE_" + name))
-
-
-def event_pb(name: str) -> int:
-    return int(pb.GlobalEvent.Value("EVENT_" + name))
-
-
-def keyword_pb(name: str) -> int:
-    return int(pb.Keyword.Value("KEYWORD_" + name))
-
-
-def source_pb(name: str) -> int:
-    return int(pb.ClueSource.Value("SOURCE_" + name))
-
-
-def faction_pb(name: str) -> int:
-    return int(pb.Faction.Value("FACTION_" + name)) if name else 0
 
 
 class _Finished(Exception):
