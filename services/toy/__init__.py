@@ -11,7 +11,7 @@ from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 from services.toy import render as table
 from services.toy import rules, view
-from services.toy.bots import BOTS, careful_bot
+from services.toy.bots import BOTS, perfect_bot
 from services.toy.metrics import observe
 from services.toy.schema import pb
 from services.toy.state import State, evolve, start
@@ -48,8 +48,8 @@ GAME: Game[State] = Game(
     observe=observe,
     deadlines=rules.deadlines,
     variants=variants,
-    # The careful bot, now and then any legal command: games that reach every rule.
-    playout=exploring(careful_bot, 1, 3),
+    # The perfect bot, now and then any legal command: games that reach every rule.
+    playout=exploring(perfect_bot, 1, 3),
     # A game this short needs more playouts than the suite's 2 per table to check its
     # contract in enough states; its rulings are few.
     suite=SuiteNeeds(playout_seeds=12, rulings=(3, 3)),

@@ -2,7 +2,7 @@
 
 The state is a frozen value (evolve returns a new one), so the conformance suite can compare a
 state with a copy taken before decide and evolve ran. Each evolver applies the facts its event
-records (who took how many, which reach was dealt to whom): it neither recomputes nor draws.
+records (who took how many, which stake was dealt to whom): it neither recomputes nor draws.
 """
 
 from __future__ import annotations
@@ -11,22 +11,22 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 SEATS = 2
-REACHES = (2, 3)  # the reaches a seat may be dealt (rules and views both read it)
+STAKES = (1, 2, 3)  # the stakes a seat may be dealt (the rules deal them, redeal too)
 
 
 @dataclass(frozen=True)
 class State:
     pile: int
     turn: int
-    # Each seat's secret reach (the most it may take in one turn); 0 until it is dealt.
-    reaches: tuple[int, ...] = (0,) * SEATS
+    # Each seat's secret stake (what it scores if it wins); 0 until it is dealt.
+    stakes: tuple[int, ...] = (0,) * SEATS
     taken: tuple[int, ...] = (0,) * SEATS  # counters each seat has taken so far
     winner: int | None = None
     timeout: int = 0  # seconds a seat has before the server takes one counter for it
 
 
 def start(event: Any) -> State:
-    """The game the opening event sets up (the reaches are dealt by the events after it)."""
+    """The game the opening event sets up (the stakes are dealt by the events after it)."""
     opened = event.opened
     return State(opened.pile, opened.first, timeout=opened.timeout_seconds)
 
@@ -35,7 +35,7 @@ def evolve(state: State, event: Any) -> State:
     """Apply what the event records: no rule runs here and nothing is drawn."""
     kind = event.WhichOneof("kind")
     if kind == "dealt":
-        return replace(state, reaches=put(state.reaches, event.dealt.seat, event.dealt.reach))
+        return replace(state, stakes=put(state.stakes, event.dealt.seat, event.dealt.stake))
     took = event.took
     pile = state.pile - took.count
     return replace(state, pile=pile, turn=(took.seat + 1) % SEATS,

@@ -19,8 +19,8 @@ def describe(event: Any, seat: int | None) -> str | None:
         return f"{plural(shown.opened.pile, 'counter')}; {starts}"
     if kind == "dealt":
         if shown.dealt.seat == seat:
-            return f"you may take up to {plural(shown.dealt.reach, 'counter')} a turn"
-        return f"{who(shown.dealt.seat, seat)} was dealt a secret reach"
+            return f"your secret stake is {shown.dealt.stake}"
+        return f"{who(shown.dealt.seat, seat)} was dealt a secret stake"
     if kind == "took":
         took = shown.took
         late = " (time ran out)" if took.forced else ""

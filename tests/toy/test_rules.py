@@ -24,35 +24,31 @@ def take(state: State, count: int) -> State:
     return state
 
 
-def test_each_seat_is_dealt_a_secret_reach_of_2_or_3() -> None:
-    reaches = {opened(seed).reaches for seed in range(40)}
-    assert {r for pair in reaches for r in pair} == {2, 3}
-    assert len(reaches) == 4  # every pair is dealt, the seats' draws apart
+def test_each_seat_is_dealt_a_secret_stake_from_1_to_3() -> None:
+    stakes = {opened(seed).stakes for seed in range(200)}
+    assert {s for pair in stakes for s in pair} == {1, 2, 3}
+    assert len(stakes) == 9  # every pair is dealt: the seats' draws are apart
 
 
-def test_a_seat_sees_its_own_reach_and_not_the_others() -> None:
-    state = replace(opened(), reaches=(2, 3))
+def test_a_seat_sees_its_own_stake_and_every_stake_once_the_game_is_over() -> None:
+    state = replace(opened(), stakes=(2, 3))
     mine = GAME.view(state, 0)
-    assert mine.players[0].reach == 2 and not mine.players[1].HasField("reach")
-    assert list(mine.hidden) == ["players[1].reach"]
+    assert mine.players[0].stake == 2 and not mine.players[1].HasField("stake")
+    assert list(mine.hidden) == ["players[1].stake"]
     spectator = GAME.view(state, None)
-    assert list(spectator.hidden) == ["players[0].reach", "players[1].reach"]
-    dealt = pb.Event(dealt=pb.Dealt(seat=1, reach=3))
-    assert not GAME.redact(dealt, 0).dealt.reach
-    assert list(GAME.redact(dealt, 0).hidden) == ["dealt.reach"]
-    assert GAME.redact(dealt, 1).dealt.reach == 3
+    assert list(spectator.hidden) == ["players[0].stake", "players[1].stake"]
+    dealt = pb.Event(dealt=pb.Dealt(seat=1, stake=3))
+    assert not GAME.redact(dealt, 0).dealt.stake
+    assert list(GAME.redact(dealt, 0).hidden) == ["dealt.stake"]
+    assert GAME.redact(dealt, 1).dealt.stake == 3
+    over = take(replace(state, pile=1), 1)
+    assert [p.stake for p in GAME.view(over, None).players] == [2, 3]
+    assert not GAME.view(over, None).hidden
 
 
-def test_taking_more_than_the_reach_is_refused() -> None:
-    state = replace(opened(), reaches=(2, 2), turn=0)
-    assert [c.take for c in GAME.legal_actions(state, 0)] == [1, 2]
-    with pytest.raises(RuleError) as refused:
-        take(state, 3)
-    assert refused.value.code == "BEYOND_REACH"
-
-
-def test_taking_more_than_the_pile_is_refused() -> None:
-    state = replace(opened(), reaches=(3, 3), pile=2)
+def test_taking_more_than_three_or_than_the_pile_is_refused() -> None:
+    state = replace(opened(), pile=2)
+    assert [c.take for c in GAME.legal_actions(state, state.turn)] == [1, 2]
     with pytest.raises(RuleError) as refused:
         take(state, 3)
     assert refused.value.code == "TOO_MANY"
@@ -60,11 +56,11 @@ def test_taking_more_than_the_pile_is_refused() -> None:
         take(state, 4)
 
 
-def test_taking_the_last_counter_wins() -> None:
-    state = replace(opened(), reaches=(3, 3), pile=3, turn=1)
+def test_taking_the_last_counter_wins_and_scores_the_stake() -> None:
+    state = replace(opened(), stakes=(2, 3), pile=3, turn=1)
     over = take(state, 3)
     outcome = GAME.outcome(over)
-    assert outcome is not None and outcome.winners == (1,)
+    assert outcome is not None and outcome.winners == (1,) and outcome.scores == (0, 3)
     assert GAME.to_act(over) == [] and GAME.legal_actions(over, 0) == []
 
 
