@@ -329,16 +329,24 @@ def _changer(fd: Any, index: int | None) -> Any:
     return apply
 
 
-def check_no_leak_in_opening(game: Game, options: Any, players: int, seeds: int = 3) -> None:
-    """The opening batch is dealt again with one value changed at a time. A change that some
-    seat's view shows but this seat's view does not (another seat's secret) must not change
-    what this seat is shown of the batch, nor what it is told. (The feed test starts after
-    the opening batch: it deals the world anew from the state setup left.)"""
+def check_no_leak_in_opening(game: Game, options: Any, players: int, seeds: int = 3,
+                             deals: int = 64) -> None:
+    """The opening batch, dealt again, shows a seat nothing of what its view hides:
+
+    - one value changed at a time: a change that some seat's view shows but this seat's does
+      not (another seat's secret) must not change what this seat is shown of the batch, nor
+      what it is told;
+    - dealt anew from `deals` seeds: two deals that leave the seat the same view must show
+      it the same batch and tell it the same words (this catches a secret copied into
+      another event, which no single change shows).
+
+    (The feed test starts after the opening batch: it deals the world anew from the state
+    setup left.)"""
     viewers: list[int | None] = [None, *range(players)]
+    seats = [Seat(f"p{i}") for i in range(players)]
     compared = 0
     for seed in range(seeds):
-        events = game.setup(options, [Seat(f"p{i}") for i in range(players)],
-                            Rng(b"opening-%d" % seed, 0))
+        events = game.setup(options, seats, Rng(b"opening-%d" % seed, 0))
         views = {v: game.view(game.replay(events), v) for v in viewers}
         for k, event in enumerate(events):
             for path, change in leaves(event):
@@ -362,6 +370,25 @@ def check_no_leak_in_opening(game: Game, options: Any, players: int, seeds: int 
                         assert game.describe(other, seat) == game.describe(event, seat), (
                             f"opening event {k} tells seat {seat} its {path}, which only "
                             f"seats {seen_by} may see")
+    first: dict[tuple[int | None, bytes], tuple[int, list[Any], list[Any]]] = {}
+    for deal in range(deals):
+        events = game.setup(options, seats, Rng(b"deal-%d" % deal, 0))
+        state = game.replay(events)
+        for seat in viewers:
+            shown = [game.redact(e, seat) for e in events]
+            told = [game.describe(e, seat) for e in events] if game.describe else []
+            key = (seat, game.view(state, seat).SerializeToString(deterministic=True))
+            if key not in first:
+                first[key] = (deal, shown, told)
+                continue
+            before, shown_before, told_before = first[key]
+            compared += 1
+            assert shown == shown_before, (
+                f"deals {before} and {deal} leave seat {seat} the same view but show it "
+                "different opening events: they tell it something its view hides")
+            assert told == told_before, (
+                f"deals {before} and {deal} leave seat {seat} the same view but tell it "
+                "different things of the opening")
     assert compared > 0, "no value of the opening batch is any seat's secret"
 
 
