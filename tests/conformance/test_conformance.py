@@ -51,13 +51,16 @@ def random_game(game: Game, seed: int, check: bool = False) -> tuple[list[Any], 
         assert legal, f"seat {seat} must act but has no legal command"
         command = rng.choice(legal)
         before = copy.deepcopy(state) if check else None
+        given = state
         new = decide_legal(game, state, seat, command, Rng(b"seed-%d" % seed, version),
                            f"seed {seed}, version {version}")
         for e in new:
             state = game.evolve(state, e)
         if check:
             assert before is not None
-            # Deciding and evolving never change the state they were given.
+            # Deciding and evolving never change the state they were given: the very object
+            # (a change in place), and what the log replays to.
+            assert given == before, f"version {version}: decide or evolve changed its state"
             assert game.replay(events) == before
         events += new
         version += len(new)
