@@ -238,6 +238,9 @@ class SuiteNeeds:
     # At least this many rulings and tests named in docs/rulings/<game>.md: a doc whose
     # layout the suite's reader no longer understands finds fewer.
     rulings: tuple[int, int] = (1, 1)
+    # Why a game that hides something from a seat (Event.hidden, View.hidden) has no redeal,
+    # so that no leak test runs on it; empty: such a game must have one.
+    no_redeal: str = ""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,9 @@ GAME: Game[State] = Game(
     # The greedy bot wins chapters (random play loses chapter 0 and abandons), now and then
     # doing anything legal: quizzes answered wrong, combats lost, a campaign abandoned.
     playout=exploring(bots.greedy_bot, 1, 10),
-    suite=SuiteNeeds(playout_seeds=10, rulings=(36, 61), unreached_events={
+    suite=SuiteNeeds(playout_seeds=10, rulings=(36, 61), no_redeal=(
+        "its events hide facts (changed.facts values) from the player and spectators, but "
+        "no redeal is written yet: no leak test covers Eila"), unreached_events={
         "started": "written before Eila's events held facts; stored games keep them "
         "(tests/eila/test_facts.py::test_a_legacy_log_loads_replays_and_verifies, and the "
         "golden logs of tests/golden/eila)",

@@ -142,7 +142,8 @@ STALE_GAMES = 10
 
 def refuse_stale_commands(game: Game, seed: int) -> int:
     """One game (seed 0: the suite's first), every command of each moment replayed at the
-    next; how many the rules refused (each with a code and a sentence, changing nothing)."""
+    next; how many the rules refused (each with a code and a sentence, changing nothing, and
+    the same when what the seat cannot see is dealt anew)."""
     rng = Rng.for_test(3 + seed)
     events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s%d" % seed if seed else b"s", 0))
     state = game.replay(events)
@@ -166,6 +167,13 @@ def refuse_stale_commands(game: Game, seed: int) -> int:
                 except RuleError as e:
                     refused += 1
                     assert e.code and e.code.upper() == e.code and e.message
+                    for k in range(3 if game.redeal else 0):  # the words tell nothing hidden
+                        assert game.redeal is not None
+                        other = game.redeal(after, s, Rng(b"refused-%d-%d" % (step, k), s))
+                        assert answer_to(game, other, s, stale, 10_000 + step) == (
+                            type(e).__name__, e.code, e.message), (
+                            f"seat {s} is refused in other words in a world it cannot tell "
+                            f"apart: {e.code} {e.message!r}")
                 assert after == snapshot
         state = after
     return refused
@@ -194,9 +202,16 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
     events = game.setup(options, [Seat(f"p{i}") for i in range(players)], Rng(b"s", 0))
     state = game.replay(events)
     checked = 0
+    # Commands legal earlier in the game: sent now, the rules refuse many, and a refusal's
+    # sentence must not depend on what the seat cannot see either.
+    earlier: dict[bytes, Any] = {}
     for step in range(300):
         if game.outcome(state) is not None:
             break
+        for someone in game.to_act(state):
+            for command in game.legal_actions(state, someone)[:25]:
+                if len(earlier) < 50:
+                    earlier.setdefault(command.SerializeToString(deterministic=True), command)
         if step % every == 0:
             for seat in range(players):
                 other = game.redeal(state, seat, Rng(b"redeal-%d" % step, seat))
@@ -207,7 +222,7 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
                 assert game.legal_actions(other, seat) == game.legal_actions(state, seat)
                 if seat not in game.to_act(state):
                     continue  # "not your turn", whatever is hidden
-                tried = list(game.legal_actions(state, seat))
+                tried = [*game.legal_actions(state, seat), *earlier.values()]
                 for someone in range(players):
                     if someone != seat:
                         tried += game.legal_actions(state, someone)[:25]
@@ -276,6 +291,26 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                         f"seat {seat} is told different things in worlds it cannot tell apart")
                 compared += 1
     assert compared > 0
+
+
+def test_a_game_that_hides_something_can_be_redealt(game: Game) -> None:
+    """The leak tests need `redeal`: a game whose views or events name something hidden from
+    a seat (View.hidden, Event.hidden) and has no redeal would skip them all."""
+    if game.redeal is not None:
+        return
+    if game.suite.no_redeal:
+        pytest.skip(f"{game.title} has no redeal: {game.suite.no_redeal}")
+    events, _ = random_game(game, 2)
+    state = game.start(events[0])
+    hidden = set()
+    for event in events:
+        state = game.fold(state, event) if event is not events[0] else state
+        for viewer in [None, *range(game.seat_count)]:
+            shown = game.redact(event, viewer)
+            hidden |= set(shown.hidden) if shown is not None else {"(the whole event)"}
+            hidden |= set(game.view(state, viewer).hidden)
+    assert not hidden, (f"{game.title} hides {sorted(hidden)[:5]} from some seat but has no "
+                        "redeal: the leak tests cannot run on it")
 
 
 def test_no_leak_in_the_opening_batch(game: Game) -> None:
