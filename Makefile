@@ -90,7 +90,7 @@ balance: $(GEN_STAMP)
 
 lint: $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools
-	$(VENV)/bin/mypy services/core
+	$(VENV)/bin/mypy services
 
 clean:
 	rm -rf $(VENV) gen var .tools

@@ -9,7 +9,7 @@ from services.bubble_shadow import rules, view
 from services.bubble_shadow.bots import BOTS
 from services.bubble_shadow.state import State, evolve, start
 from services.bubble_shadow.words import describe, view_hidden
-from services.core.decider import Game, Variant, exploring
+from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 
 
@@ -58,4 +58,5 @@ GAME: Game[State] = Game(
     # The greedy bot trades well but never declares satisfaction (Complacency); the random
     # quarter does.
     playout=exploring(BOTS["greedy"], 1, 4),
+    suite=SuiteNeeds(rulings=(30, 100)),
 )

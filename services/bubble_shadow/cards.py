@@ -1,8 +1,8 @@
 """The pact cards, read from the authored data file (data/pacts.json).
 
-The rulebook does not print its card list: the file is ours (see RULINGS.md), marked as
-authored and easy to replace. A card is a pair of ends; a Blank Pact has one printed end and
-its Magician names the other when playing it.
+The rulebook does not print its card list: the file is ours (a project ruling, ruling 1 of
+docs/rulings/bubble_shadow.md), marked as authored and easy to replace. A card is a pair of
+ends; a Blank Pact has one printed end and its Magician names the other when playing it.
 """
 
 from __future__ import annotations

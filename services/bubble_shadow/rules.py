@@ -23,9 +23,11 @@ from services.bubble_shadow.state import (
     State,
     crown_swap_for,
     evolve,
+    shown_stage,
+    snake_options,
     start,
 )
-from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+from services.core.decider import Decision, MalformedCommand, Outcome, Rng, RuleError, Seat
 
 HAND_SIZE = 6
 PUBLIC_PACTS = 3
@@ -175,10 +177,6 @@ def to_act(state: State) -> list[int]:
     return []
 
 
-def _stage(state: State) -> int:
-    return pb.STAGE_CHOOSE_FACES if state.faces_pending else state.stage
-
-
 def outcome(state: State) -> Outcome | None:
     if state.winners is None:
         return None
@@ -226,7 +224,8 @@ def _pay_order(entries: Sequence[pb.PaySource]) -> PayOrder:
     return tuple((e.token, e.behind) for e in entries)
 
 
-def _decide_play(state: State, seat: int, cmd: pb.PlayPact) -> list[pb.Event]:
+def _decide_play(out: Decision[State], seat: int, cmd: pb.PlayPact) -> None:
+    state = out.state
     if not 0 <= cmd.mortal < state.n:
         raise MalformedCommand("BAD_SEAT", f"there is no seat {cmd.mortal}", "mortal")
     if cmd.HasField("public_slot") and not 0 <= cmd.public_slot < PUBLIC_PACTS:
@@ -250,7 +249,7 @@ def _decide_play(state: State, seat: int, cmd: pb.PlayPact) -> list[pb.Event]:
             "MORTAL_NOT_FEWEST", "the Mortal must be a player with the fewest pacts"
         )
     blank_end = _blank_end(state, seat, played, cmd)
-    return [
+    out.emit(
         pb.Event(
             pact_played=pb.PactPlayed(
                 magician=seat,
@@ -264,7 +263,7 @@ def _decide_play(state: State, seat: int, cmd: pb.PlayPact) -> list[pb.Event]:
                 pay_order=cmd.pay_order,
             )
         )
-    ]
+    )
 
 
 def card_ids() -> frozenset[int]:
@@ -297,7 +296,8 @@ def _price_name(price: int) -> str:
     return {pb.MOON: "Moon", pb.SILVER: "Silver Coin", pb.BUBBLE: "Bubble"}[price]
 
 
-def _decide_sign(state: State, seat: int, cmd: pb.SignPact, rng: Rng) -> list[pb.Event]:
+def _decide_sign(out: Decision[State], seat: int, cmd: pb.SignPact, rng: Rng) -> None:
+    state = out.state
     if cmd.end not in (0, 1):
         raise MalformedCommand("BAD_END", "end must be 0 or 1", "end")
     pay_order = _pay_order(cmd.pay_order)
@@ -333,28 +333,34 @@ def _decide_sign(state: State, seat: int, cmd: pb.SignPact, rng: Rng) -> list[pb
             magician_paid=handed(magician_paid),
         )
     )
-    return [signed, *_after_turn(evolve(state, signed), rng)]
+    out.emit(signed)
+    _after_turn(out, rng)
 
 
-def _after_turn(state: State, rng: Rng) -> list[pb.Event]:
+def _after_turn(out: Decision[State], rng: Rng) -> None:
     """The round ends when everyone has 4 pacts; in the Complacency variant a phase ends when
     everyone still playing has the same number of pacts."""
+    state = out.state
     counts = {state.pacts(s) for s in playing(state)}
     if not state.complacency:
-        return _end_round(state, rng) if counts == {PACTS_PER_ROUND} else []
+        if counts == {PACTS_PER_ROUND}:
+            _end_round(out, rng)
+        return
     if len(counts) > 1:
-        return []
+        return
     if state.final_phase or state.phase >= PACTS_PER_ROUND:
-        return _end_round(state, rng)
+        _end_round(out, rng)
+        return
     first = state.last_mortal
     order = [(first + i) % state.n for i in range(state.n)]  # clockwise = rising seat numbers
-    return [pb.Event(phase_ended=pb.PhaseEnded(phase=state.phase, order=order))]
+    out.emit(pb.Event(phase_ended=pb.PhaseEnded(phase=state.phase, order=order)))
 
 
 # ---- Complacency: the end of a phase ----------------------------------------------------
 
 
-def _decide_phase_action(state: State, seat: int, cmd: pb.Command, rng: Rng) -> list[pb.Event]:
+def _decide_phase_action(out: Decision[State], seat: int, cmd: pb.Command, rng: Rng) -> None:
+    state = out.state
     if state.stage != pb.STAGE_PHASE_END or seat not in state.phase_order[:1]:
         raise RuleError("NOT_YOUR_TURN", "it is not your turn to act at this phase end")
     if cmd.WhichOneof("kind") == "declare_satisfaction":
@@ -367,10 +373,9 @@ def _decide_phase_action(state: State, seat: int, cmd: pb.Command, rng: Rng) -> 
         n = PHASE_DRAW[state.pacts(seat)]
         drawn = tk.draw(state.bag, n, rng)
         event = pb.Event(tokens_drawn=pb.TokensDrawn(deal=_deal_pb(seat, drawn)))
-    after = evolve(state, event)
-    if after.phase_order:
-        return [event]
-    return [event, _next_phase(after)]
+    out.emit(event)
+    if not out.state.phase_order:
+        out.emit(_next_phase(out.state))
 
 
 def _next_phase(state: State) -> pb.Event:
@@ -392,7 +397,8 @@ def _next_phase(state: State) -> pb.Event:
 # ---- Palettes and Chess Pieces ----------------------------------------------------------
 
 
-def _decide_faces(state: State, seat: int, cmd: pb.ChooseFaces) -> list[pb.Event]:
+def _decide_faces(out: Decision[State], seat: int, cmd: pb.ChooseFaces) -> None:
+    state = out.state
     if seat not in state.faces_pending:
         raise RuleError("NOT_YOUR_TURN", "you have no face to choose now")
     me = state.player(seat)
@@ -400,37 +406,37 @@ def _decide_faces(state: State, seat: int, cmd: pb.ChooseFaces) -> list[pb.Event
         raise RuleError("BAD_FACES", f"you drew {me.behind[pb.PALETTE]} Palettes")
     if not 0 <= cmd.chess_on_bubble <= me.behind[pb.CHESS]:
         raise RuleError("BAD_FACES", f"you drew {me.behind[pb.CHESS]} Chess Pieces")
-    return [pb.Event(faces_chosen=pb.FacesChosen(seat=seat, faces=cmd))]
+    out.emit(pb.Event(faces_chosen=pb.FacesChosen(seat=seat, faces=cmd)))
 
 
 # ---- Before resolution and resolution ---------------------------------------------------
 
 
-def _end_round(state: State, rng: Rng) -> list[pb.Event]:
-    ended = pb.Event(round_ended=pb.RoundEnded(round=state.round, crown_holder=state.crown_holder))
-    after = evolve(state, ended)
-    if after.stage == pb.STAGE_CROWN or after.snake_pending:
-        return [ended]
-    return [ended, *_reveal(after, rng)]
+def _end_round(out: Decision[State], rng: Rng) -> None:
+    state = out.state
+    out.emit(pb.Event(round_ended=pb.RoundEnded(round=state.round,
+                                                crown_holder=state.crown_holder)))
+    if out.state.stage != pb.STAGE_CROWN and not out.state.snake_pending:
+        _reveal(out, rng)
 
 
-def _decide_crown(state: State, seat: int, cmd: pb.UseCrown, rng: Rng) -> list[pb.Event]:
+def _decide_crown(out: Decision[State], seat: int, cmd: pb.UseCrown, rng: Rng) -> None:
+    state = out.state
     if state.stage != pb.STAGE_CROWN or seat != state.crown_holder:
         raise RuleError("NOT_YOUR_TURN", "only the Crown's holder acts now")
     forgo = cmd.first == pb.TOKEN_UNSPECIFIED and cmd.second == pb.TOKEN_UNSPECIFIED
     if not forgo and (cmd.first not in PRICES or cmd.second not in PRICES
                       or cmd.first == cmd.second):
         raise RuleError("BAD_CROWN_SWAP", "name two different main prices, or none to forgo")
-    used = pb.Event(crown_used=pb.CrownUsed(seat=seat, swap=cmd))
-    after = evolve(state, used)
-    if after.snake_pending:
-        return [used]
-    return [used, *_reveal(after, rng)]
+    out.emit(pb.Event(crown_used=pb.CrownUsed(seat=seat, swap=cmd)))
+    if not out.state.snake_pending:
+        _reveal(out, rng)
 
 
-def _reveal(state: State, rng: Rng) -> list[pb.Event]:
+def _reveal(out: Decision[State], rng: Rng) -> None:
     """Screens open; the Snakes bite: by the answers given with the screens closed, or (in
     games from before ruling 17 changed) automatically where only one price reaches 5."""
+    state = out.state
     revealed = pb.Event(
         tokens_revealed=pb.TokensRevealed(
             seats=[
@@ -439,18 +445,15 @@ def _reveal(state: State, rng: Rng) -> list[pb.Event]:
             ]
         )
     )
-    events = [revealed]
     chosen = dict(state.snake_chosen)
-    state = evolve(state, revealed)
-    for seat, player in enumerate(state.players):
-        choices = tk.snake_choices(player.tokens, state.tallies[seat])
+    out.emit(revealed)
+    for seat, player in enumerate(out.state.players):
+        choices = tk.snake_choices(player.tokens, out.state.tallies[seat])
         if len(choices) == 1 or (choices and seat in chosen):
             price = choices[0] if len(choices) == 1 else chosen[seat]
-            events.append(_snake_event(state, seat, price))
-            state = evolve(state, events[-1])
-    if state.snake_pending:
-        return events
-    return [*events, *_resolve(state, rng)]
+            out.emit(_snake_event(out.state, seat, price))
+    if not out.state.snake_pending:
+        _resolve(out, rng)
 
 
 def _snake_event(state: State, seat: int, price: int) -> pb.Event:
@@ -460,33 +463,26 @@ def _snake_event(state: State, seat: int, price: int) -> pb.Event:
     )
 
 
-def snake_options(state: State, seat: int) -> list[int]:
-    """The prices `seat`'s Snake may discard 5 of, by its counts after the Crown."""
-    me = state.player(seat)
-    if state.revealed:
-        return tk.snake_choices(me.tokens, state.tallies[seat])
-    return tk.snake_choices(me.tokens, tk.tally(me.tokens, crown_swap_for(state, seat)))
-
-
-def _decide_snake(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng) -> list[pb.Event]:
+def _decide_snake(out: Decision[State], seat: int, cmd: pb.DiscardForSnake, rng: Rng) -> None:
+    state = out.state
     if state.stage != pb.STAGE_SNAKE or seat not in state.snake_pending:
         raise RuleError("NOT_YOUR_TURN", "you have no Snake to resolve now")
     if not state.revealed:
-        return _decide_snake_unseen(state, seat, cmd, rng)
+        _decide_snake_unseen(out, seat, cmd, rng)
+        return
     choices = tk.snake_choices(state.player(seat).tokens, state.tallies[seat])
     if cmd.price not in choices:
         names = " or ".join(_price_name(p) for p in choices)
         raise RuleError("BAD_SNAKE_DISCARD", f"discard 5 of a price that reaches 5: {names}")
-    event = _snake_event(state, seat, cmd.price)
-    after = evolve(state, event)
-    if after.snake_pending:
-        return [event]
-    return [event, *_resolve(after, rng)]
+    out.emit(_snake_event(state, seat, cmd.price))
+    if not out.state.snake_pending:
+        _resolve(out, rng)
 
 
-def _decide_snake_unseen(state: State, seat: int, cmd: pb.DiscardForSnake, rng: Rng
-                         ) -> list[pb.Event]:
+def _decide_snake_unseen(out: Decision[State], seat: int, cmd: pb.DiscardForSnake, rng: Rng
+                         ) -> None:
     """Every seat answers with the screens closed; the last answer opens them."""
+    state = out.state
     choices = snake_options(state, seat)
     if len(choices) > 1 and cmd.price not in choices:
         names = " or ".join(_price_name(p) for p in choices)
@@ -494,14 +490,13 @@ def _decide_snake_unseen(state: State, seat: int, cmd: pb.DiscardForSnake, rng: 
     if len(choices) < 2 and cmd.price not in (pb.TOKEN_UNSPECIFIED, *choices):
         raise RuleError("BAD_SNAKE_DISCARD",
                         "your Snake has no choice to make: send no price")
-    chosen = pb.Event(snake_chosen=pb.SnakeChosen(seat=seat, price=cmd.price))
-    after = evolve(state, chosen)
-    if after.snake_pending:
-        return [chosen]
-    return [chosen, *_reveal(after, rng)]
+    out.emit(pb.Event(snake_chosen=pb.SnakeChosen(seat=seat, price=cmd.price)))
+    if not out.state.snake_pending:
+        _reveal(out, rng)
 
 
-def _resolve(state: State, rng: Rng) -> list[pb.Event]:
+def _resolve(out: Decision[State], rng: Rng) -> None:
+    state = out.state
     scoring = tk.resolve_two if state.n == 2 else tk.resolve_many
     souls = scoring(state.tallies)
     totals = [p.soul + s for p, s in zip(state.players, souls, strict=True)]
@@ -515,12 +510,13 @@ def _resolve(state: State, rng: Rng) -> list[pb.Event]:
             soul_totals=totals,
         )
     )
-    after = evolve(state, resolved)
+    out.emit(resolved)
     if state.round >= ROUNDS or max(totals) >= SOUL_TO_END:
         best = max(totals)
         winners = [i for i, t in enumerate(totals) if t == best]
-        return [resolved, pb.Event(game_ended=pb.GameEnded(winners=winners, soul_totals=totals))]
-    return [resolved, _start_round(after, rng)]
+        out.emit(pb.Event(game_ended=pb.GameEnded(winners=winners, soul_totals=totals)))
+        return
+    out.emit(_start_round(out.state, rng))
 
 
 # ---- decide -----------------------------------------------------------------------------
@@ -540,17 +536,20 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
         if seat in state.faces_pending:
             raise RuleError("CHOOSE_FACES_FIRST", "choose the faces of the tokens you drew")
         raise RuleError("NOT_YOUR_TURN", "players are choosing the faces of drawn tokens")
+    out = Decision(state, evolve)
     if kind == "choose_faces":
-        return _decide_faces(state, seat, command.choose_faces)
-    if kind == "play_pact":
-        return _decide_play(state, seat, command.play_pact)
-    if kind == "sign_pact":
-        return _decide_sign(state, seat, command.sign_pact, rng)
-    if kind in ("draw_tokens", "declare_satisfaction"):
-        return _decide_phase_action(state, seat, command, rng)
-    if kind == "use_crown":
-        return _decide_crown(state, seat, command.use_crown, rng)
-    return _decide_snake(state, seat, command.discard_for_snake, rng)
+        _decide_faces(out, seat, command.choose_faces)
+    elif kind == "play_pact":
+        _decide_play(out, seat, command.play_pact)
+    elif kind == "sign_pact":
+        _decide_sign(out, seat, command.sign_pact, rng)
+    elif kind in ("draw_tokens", "declare_satisfaction"):
+        _decide_phase_action(out, seat, command, rng)
+    elif kind == "use_crown":
+        _decide_crown(out, seat, command.use_crown, rng)
+    else:
+        _decide_snake(out, seat, command.discard_for_snake, rng)
+    return out.events
 
 
 # ---- Legal actions ----------------------------------------------------------------------
@@ -559,7 +558,7 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
 def legal_actions(state: State, seat: int) -> list[pb.Command]:
     if seat not in to_act(state):
         return []
-    stage = _stage(state)
+    stage = shown_stage(state)
     if stage == pb.STAGE_CHOOSE_FACES:
         me = state.player(seat)
         return [

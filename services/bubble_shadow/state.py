@@ -405,3 +405,16 @@ _EVOLVE = {
     "round_resolved": _evolve_round_resolved,
     "game_ended": _evolve_game_ended,
 }
+
+
+def shown_stage(state: State) -> int:
+    """The stage a seat is shown: choosing faces while faces are pending."""
+    return pb.STAGE_CHOOSE_FACES if state.faces_pending else state.stage
+
+
+def snake_options(state: State, seat: int) -> list[int]:
+    """The prices `seat`'s Snake may discard 5 of, by its counts after the Crown."""
+    me = state.player(seat)
+    if state.revealed:
+        return tk.snake_choices(me.tokens, state.tallies[seat])
+    return tk.snake_choices(me.tokens, tk.tally(me.tokens, crown_swap_for(state, seat)))

@@ -10,8 +10,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
-from services.bubble_shadow.rules import _stage, snake_options
-from services.bubble_shadow.state import Paid, Player, Signed, State
+from services.bubble_shadow.state import Paid, Player, Signed, State, shown_stage, snake_options
 from services.core.decider import Rng
 
 
@@ -56,7 +55,7 @@ def show(state: State, seat: int | None) -> pb.View:
     pending = state.pending
     return pb.View(
         round=state.round,
-        stage=_stage(state),
+        stage=shown_stage(state),
         magician=state.magician,
         players=[_player_view(state, s, p, seat) for s, p in enumerate(state.players)],
         public_pacts=[card_pb(c) for c in state.public],

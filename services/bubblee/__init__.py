@@ -10,7 +10,7 @@ from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
 from services.bubblee.state import State, evolve, start
 from services.bubblee.words import describe, describe_event
-from services.core.decider import Game, Variant, exploring
+from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 
 
@@ -59,4 +59,5 @@ GAME: Game[State] = Game(
     # The greedy bot makes lines, cascades and powers; the random quarter makes the swaps
     # and drops it would not, and so fills planets up.
     playout=exploring(BOTS["greedy"], 1, 4),
+    suite=SuiteNeeds(rulings=(40, 85)),
 )

@@ -1,6 +1,6 @@
 """Bubblee Pop: the decider.
 
-Sources: the rulebook (rules/bubblee-pop.fr.txt), RULINGS.md and docs/rulings/bubblee.md.
+Sources: the rulebook (Règles du jeu, in French), the project rulings and docs/rulings/bubblee.md.
 
 A turn (rulebook "Tour de jeu"):
   1. refill the sky, one drawn Bubblee at a time, the player choosing each empty cell
@@ -54,6 +54,7 @@ from services.bubblee.state import (
     _index,
     evolve,
     opponent_planet,
+    put_counts,
     scores,
     target_remaining,
 )
@@ -193,13 +194,9 @@ def _set_up_event(
     for masks in planets:
         s.planets.add().cells.extend(board.cells(masks, board.PLANET_CELLS))
     s.sky.extend(sky)
-    _put_counts(s.bag, bag)
-    _put_counts(s.set_aside, set_aside)
+    put_counts(s.bag, bag)
+    put_counts(s.set_aside, set_aside)
     return ev
-
-
-def _put_counts(msg: pb.ColourCounts, counts: Sequence[int]) -> None:
-    msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black = counts
 
 
 # ---- Cells in messages ------------------------------------------------------------------

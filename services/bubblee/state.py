@@ -315,3 +315,8 @@ _EVOLVE = {
     "turn_ended": _evolve_turn_ended,
     "game_over": _evolve_game_over,
 }
+
+
+def put_counts(msg: pb.ColourCounts, counts: Sequence[int]) -> None:
+    """Counts per colour (red, purple, blue, green, yellow, black) into their message."""
+    msg.red, msg.purple, msg.blue, msg.green, msg.yellow, msg.black = counts

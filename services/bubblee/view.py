@@ -7,8 +7,15 @@ from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee import board
 from services.bubblee.board import WIDTH
-from services.bubblee.rules import _put_counts
-from services.bubblee.state import OVER, State, _counts, _planet_masks, scores, target_remaining
+from services.bubblee.state import (
+    OVER,
+    State,
+    _counts,
+    _planet_masks,
+    put_counts,
+    scores,
+    target_remaining,
+)
 from services.core.decider import Outcome
 
 
@@ -29,7 +36,7 @@ def show(state: State, seat: int | None) -> pb.View:
         v.planets.add().cells.extend(board.cells(masks, n))
     v.sky.extend(state.sky)
     for zone in state.zones:
-        _put_counts(v.score_zones.add(), zone)
+        put_counts(v.score_zones.add(), zone)
     v.scores.extend(scores(state))
     v.pool.extend(state.pool)
     v.drawn = state.drawn
@@ -38,8 +45,8 @@ def show(state: State, seat: int | None) -> pb.View:
     v.swapped = state.swapped
     v.first_turn = state.first_turn
     v.bag_size = sum(state.bag)
-    _put_counts(v.bag, state.bag)
-    _put_counts(v.set_aside, state.set_aside)
+    put_counts(v.bag, state.bag)
+    put_counts(v.set_aside, state.set_aside)
     v.seats = state.seats
     if state.solo_level:
         v.target_remaining = target_remaining(state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -102,7 +103,15 @@ async def migrate_store(args: argparse.Namespace) -> int:
 
 def renderer(game: Game) -> Any:
     """The game's table for the terminal, or the view as text."""
-    return game.render or (lambda view, colour=True: text_format.MessageToString(view))
+    return game.render or _view_text
+
+
+def _view_text(view: Any, colour: bool = True) -> str:
+    return text_format.MessageToString(view)
+
+
+def _in_words(describe: Any, command: Any, view: Any) -> str:
+    return str(describe(command, view))
 
 
 def _text(message: Any) -> str:
@@ -146,9 +155,11 @@ def _enum(fd: Any) -> Any:
 
 
 def _command_words(command: Any, view: Any = None) -> str:
-    """A command as its kind and its fields: "play: card siege, target 1"."""
+    """A command as its kind and its fields: "play: card siege, target 1" (a scalar kind as
+    its value: "take: 2")."""
     kind = command.WhichOneof("kind") or "nothing"
-    inner = _fields_words(getattr(command, kind)) if kind != "nothing" else ""
+    value = getattr(command, kind) if kind != "nothing" else ""
+    inner = _fields_words(value) if hasattr(value, "DESCRIPTOR") else str(value)
     return kind.replace("_", " ") + (f": {inner}" if inner else "")
 
 
@@ -283,10 +294,12 @@ async def _play(args: argparse.Namespace) -> int:
                 print("what happened:\n" + "\n".join(f"  - {h}" for h in view.happened))
             print(draw(view, colour=not args.no_colour))
             if loaded.finished:
-                print("Game over. " + result_words(game.outcome(loaded.state), seats))
+                outcome = game.outcome(loaded.state)
+                assert outcome is not None, "a finished game has an outcome"
+                print("Game over. " + result_words(outcome, seats))
                 return 0
             legal = game.legal_actions(loaded.state, 0)
-            command = choose(legal, lambda c, v=view: describe(c, v))
+            command = choose(legal, functools.partial(_in_words, describe, view=view))
             if command is None:
                 continue
             try:

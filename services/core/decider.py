@@ -224,6 +224,26 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class SuiteNeeds:
+    """What the shared conformance suite (tests/conformance/) cannot find out about a game by
+    itself, declared by the game so that adding one touches no shared test."""
+
+    # Playouts per table (the default game and each variant): a short game plays more, so
+    # that every kind is reached several times and the contract is checked in enough states.
+    playout_seeds: int = 2
+    # Kinds of Command and of Event that no playout reaches -> why, naming the test that
+    # covers each instead (a kind listed here that a playout reaches after all fails).
+    unreached_commands: dict[str, str] = field(default_factory=dict)
+    unreached_events: dict[str, str] = field(default_factory=dict)
+    # At least this many rulings and tests named in docs/rulings/<game>.md: a doc whose
+    # layout the suite's reader no longer understands finds fewer.
+    rulings: tuple[int, int] = (1, 1)
+    # Why a game that hides something from a seat (Event.hidden, View.hidden) has no redeal,
+    # so that no leak test runs on it; empty: such a game must have one.
+    no_redeal: str = ""
+
+
+@dataclass(frozen=True)
 class Figure:
     """How a key of a game's `observe` is recorded: a histogram arbiter_<game>_<series> with
     these labels; `timed`, when set: the decide time of the commands whose figure is above
@@ -299,6 +319,9 @@ class Game(Generic[S]):
     # None: the view as protobuf text, the command as its kind and fields.
     render: Callable[[Message, bool], str] | None = None
     describe_command: Callable[[Message, Message | None], str] | None = None
+    # What the shared test suite needs to be told about this game (seeds, floors, kinds
+    # its playouts never reach).
+    suite: SuiteNeeds = field(default_factory=SuiteNeeds)
 
     @property
     def seat_count(self) -> int:

@@ -14,22 +14,14 @@ from services.eila.data import (
     RESOURCES,
     Index,
     content_version,
-    default_index,
-    texts_index,
 )
 from services.eila.engine import BANDS, Dice, RecordingDice, ReplayDice, Table
-from services.eila.state import Mine, Play, State, opening_state
+from services.eila.state import Mine, Play, State, index, opening_state
 
 RESOURCE_OF = {pb.FOOD: "food", pb.COIN: "coin", pb.STONE: "stone", pb.KNOWLEDGE: "knowledge",
                pb.ENERGY: "energy", pb.FEAR: "fear"}
 ENUM_OF = {v: k for k, v in RESOURCE_OF.items()}
 KEPT = ("I", "H", "S")  # what the save box holds: items, habits, support cards
-
-
-def index(state: State | None = None) -> Index:
-    """Today's rules, with the texts of the content `state` is played with (when archived and
-    played by these rules; else today's texts)."""
-    return (texts_index(state.content) if state is not None else None) or default_index()
 
 
 # ---- setting up a chapter ------------------------------------------------------------------

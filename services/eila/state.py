@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from services.eila.data import Json
+from services.eila.data import Index, Json, default_index, texts_index
 
 LOG_KEEP = 30
 
@@ -178,3 +178,9 @@ def evolve(state: State, event: Any) -> State:
     new = facts.apply(state, event.changed.facts)
     new.log = (new.log + list(event.changed.log))[-LOG_KEEP:]
     return new
+
+
+def index(state: State | None = None) -> Index:
+    """Today's rules, with the texts of the content `state` is played with (when archived and
+    played by these rules; else today's texts)."""
+    return (texts_index(state.content) if state is not None else None) or default_index()

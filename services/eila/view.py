@@ -9,8 +9,7 @@ from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.eila import engine, facts
 from services.eila.data import RESOURCES, Index, Json
-from services.eila.rules import index
-from services.eila.state import Play, State
+from services.eila.state import Play, State, index
 
 
 def describe_effect(effect: Json, ix: Index) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2
 
-from services.core.decider import Game, Variant, exploring
+from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 
 from . import render as table
 from . import view
 from .bots import BOTS
-from .rules import deadlines, decide, legal_actions, outcome, setup, to_act
+from .moves import legal_actions, to_act
+from .rules import deadlines, decide, outcome, setup
 from .state import State, evolve, start
 from .words import describe, view_hidden
 
@@ -57,6 +58,14 @@ GAME: Game[State] = Game(
     # games, and the random quarter plays the cards it keeps (passing, a look at a hand, the
     # top cards) and proclaims wrongly now and then.
     playout=exploring(BOTS["keeper"], 1, 4),
+    # A short game: more playouts, so that each kind is reached several times.
+    suite=SuiteNeeds(playout_seeds=24, rulings=(30, 31), unreached_events={
+        "deck_reshuffled": "the deck runs out only in a game that nobody proclaims and whose "
+        "every Dark Swallow a Mace sends back (tests/moody_bear/test_deck.py::"
+        "test_deck_exhaustion_shuffles_the_discard_pile_into_a_new_deck)",
+        "nothing_to_draw": "the same, with the discard pile empty too (tests/moody_bear/"
+        "test_deck.py::test_with_no_deck_and_no_discard_pile_nothing_is_drawn)",
+    }),
 )
 
 __all__ = ["GAME"]

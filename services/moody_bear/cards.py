@@ -1,7 +1,8 @@
 """The components of Moody Bear Kingdom: item cards, team cards and the combos.
 
 The counts are the rulebook's component list, plus 4 Shuffle the Deck: the rulebook describes
-that card but leaves it out of the list, and RULINGS.md settles the deck at 48 cards.
+that card but leaves it out of the list, and a project ruling settles the deck at 48 cards
+(docs/rulings/moody_bear.md, ruling 1).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ ITEM_COUNTS: dict[Card, int] = {
     ASSASSIN: 7,
     AMBASSADOR: 7,
     KNIGHT: 7,
-    SHUFFLE: 4,  # missing from the printed list; see RULINGS.md
+    SHUFFLE: 4,  # missing from the printed list; docs/rulings/moody_bear.md, 1
 }
 
 ALL_CARDS: tuple[Card, ...] = tuple(c for c in pb.Card.values() if c != pb.CARD_UNSPECIFIED)

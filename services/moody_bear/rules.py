@@ -9,14 +9,14 @@ drawn Dark Swallow opens one in which anyone may play a Mace of Light.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import permutations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
-from services.core.decider import MalformedCommand, Outcome, Rng, RuleError, Seat
+from services.core.decider import Decision, MalformedCommand, Outcome, Rng, RuleError, Seat
 
 from . import cards as C
 from .cards import DARK_SWALLOW, DUO_JEWEL, GEM_OF, OPPONENT, SOLO, Card, card_name, combo_of
+from .moves import nameable_cards
 from .state import (
     ARRANGE,
     MACE_ENTRY,
@@ -81,13 +81,16 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> Eve
     if kind is None:
         raise MalformedCommand("NO_COMMAND", "the command says nothing to do")
     body = getattr(command, kind)
+    out = Decision(state, evolve)
     if kind == "close_window":
-        return close_window(state, seat, body, rng)
+        close_window(out, seat, body, rng)
+        return out.events
     if seat is None:
         raise RuleError("SEAT_REQUIRED", "only a player can send this command")
     if not 0 <= seat < state.players:
         raise MalformedCommand("SEAT_OUT_OF_RANGE", f"there is no seat {seat}")
-    return DECIDERS[kind](state, seat, body, rng)
+    DECIDERS[kind](out, seat, body, rng)
+    return out.events
 
 
 # ---- checks shared by the commands ------------------------------------------------------
@@ -135,24 +138,24 @@ def check_holds(state: State, seat: int, cards: Sequence[Card]) -> None:
 # ---- draws ------------------------------------------------------------------------------
 
 
-def draw(state: State, seat: int, ends_turn: bool, rng: Rng) -> Events:
+def draw(out: Decision[State], seat: int, ends_turn: bool, rng: Rng) -> None:
     """Draw one card; an empty deck is first refilled with the shuffled discard pile. A
     Dark Swallow is shown to all and opens a window instead of joining the hand."""
-    events: Events = []
-    deck = state.deck
-    if not deck and state.discard:
-        deck = tuple(rng.shuffled(state.discard))
-        events.append(pb.Event(deck_reshuffled=pb.DeckReshuffled(cards=deck, count=len(deck))))
+    state = out.state
+    if not state.deck and state.discard:
+        cards = rng.shuffled(state.discard)
+        out.emit(pb.Event(deck_reshuffled=pb.DeckReshuffled(cards=cards, count=len(cards))))
+    deck = out.state.deck
     if not deck:
-        events.append(pb.Event(nothing_to_draw=pb.NothingToDraw(seat=seat)))
+        out.emit(pb.Event(nothing_to_draw=pb.NothingToDraw(seat=seat)))
     elif deck[0] == DARK_SWALLOW:
         swallow = pb.DarkSwallowDrawn(seat=seat, ends_turn=ends_turn)
-        return [*events, pb.Event(dark_swallow_drawn=swallow)]
+        out.emit(pb.Event(dark_swallow_drawn=swallow))
+        return
     else:
-        events.append(pb.Event(card_drawn=pb.CardDrawn(seat=seat, card=deck[0])))
+        out.emit(pb.Event(card_drawn=pb.CardDrawn(seat=seat, card=deck[0])))
     if ends_turn:
-        events.append(end_of_turn(state))
-    return events
+        out.emit(end_of_turn(state))
 
 
 def end_of_turn(state: State) -> pb.Event:
@@ -162,10 +165,11 @@ def end_of_turn(state: State) -> pb.Event:
 # ---- proclaiming victory ----------------------------------------------------------------
 
 
-def proclaim(state: State, seat: int, cmd: pb.Proclaim, rng: Rng) -> Events:
+def proclaim(out: Decision[State], seat: int, cmd: pb.Proclaim, rng: Rng) -> None:
     """Name your teammate (if any); both reveal team cards and hands. The team wins if both
     are on the proclaimer's team and together hold the required gems; else the opposing
     colour team wins."""
+    state = out.state
     teammate = cmd.teammate if cmd.HasField("teammate") else None
     if teammate is not None:
         check_target(state, seat, teammate, "teammate")
@@ -191,7 +195,8 @@ def proclaim(state: State, seat: int, cmd: pb.Proclaim, rng: Rng) -> Events:
     if teammate is not None:
         event.teammate = teammate
     reason = "proclaimed victory" if won else "wrong proclamation"
-    return [pb.Event(proclaimed=event), game_over(state, winning, reason)]
+    out.emit(pb.Event(proclaimed=event))
+    out.emit(game_over(state, winning, reason))
 
 
 def gem_count(state: State, seat: int, team: int) -> int:
@@ -221,14 +226,15 @@ def game_over(state: State, winning_team: int, reason: str) -> pb.Event:
 # ---- trading ----------------------------------------------------------------------------
 
 
-def offer(state: State, seat: int, cmd: pb.Offer, rng: Rng) -> Events:
+def offer(out: Decision[State], seat: int, cmd: pb.Offer, rng: Rng) -> None:
+    state = out.state
     check_card(cmd.card, "card")
     check_target(state, seat, cmd.target)
     check_my_turn(state, seat)
     if state.traded:
         raise RuleError("ALREADY_TRADED", "you may trade only once per turn")
     check_holds(state, seat, [cmd.card])
-    return [pb.Event(trade_offered=pb.TradeOffered(seat=seat, target=cmd.target, card=cmd.card))]
+    out.emit(pb.Event(trade_offered=pb.TradeOffered(seat=seat, target=cmd.target, card=cmd.card)))
 
 
 def check_trade_target(state: State, seat: int) -> None:
@@ -239,8 +245,9 @@ def check_trade_target(state: State, seat: int) -> None:
         raise RuleError("NOT_YOUR_TRADE", "the trade was not offered to you")
 
 
-def accept(state: State, seat: int, cmd: pb.Accept, rng: Rng) -> Events:
+def accept(out: Decision[State], seat: int, cmd: pb.Accept, rng: Rng) -> None:
     """Keep the offered card and give back one of your own cards, of your choice."""
+    state = out.state
     check_card(cmd.give, "give")
     check_trade_target(state, seat)
     assert state.trade is not None
@@ -249,23 +256,24 @@ def accept(state: State, seat: int, cmd: pb.Accept, rng: Rng) -> Events:
     check_holds(state, seat, [cmd.give])
     t = state.trade
     accepted = pb.TradeAccepted(seat=t.seat, target=t.target, offered=t.card, returned=cmd.give)
-    return [pb.Event(trade_accepted=accepted)]
+    out.emit(pb.Event(trade_accepted=accepted))
 
 
-def reject(state: State, seat: int, cmd: pb.Reject, rng: Rng) -> Events:
+def reject(out: Decision[State], seat: int, cmd: pb.Reject, rng: Rng) -> None:
     """The offerer takes the card back and draws one card."""
+    state = out.state
     check_trade_target(state, seat)
     assert state.trade is not None
-    rejected = pb.Event(trade_rejected=pb.TradeRejected(seat=state.trade.seat, target=seat))
-    after = evolve(state, rejected)
-    return [rejected, *draw(after, state.trade.seat, ends_turn=False, rng=rng)]
+    out.emit(pb.Event(trade_rejected=pb.TradeRejected(seat=state.trade.seat, target=seat)))
+    draw(out, state.trade.seat, ends_turn=False, rng=rng)
 
 
 # ---- playing items and combos -----------------------------------------------------------
 
 
-def play(state: State, seat: int, cmd: pb.Play, rng: Rng) -> Events:
+def play(out: Decision[State], seat: int, cmd: pb.Play, rng: Rng) -> None:
     """Announce an item or a combo: it opens a response window."""
+    state = out.state
     for card in cmd.cards:
         check_card(card, "cards")
     combo = check_play_shape(cmd)
@@ -287,7 +295,7 @@ def play(state: State, seat: int, cmd: pb.Play, rng: Rng) -> Events:
     announced = pb.Play(cards=sorted(cmd.cards), direction=cmd.direction, named=cmd.named)
     if cmd.HasField("target"):
         announced.target = cmd.target
-    return [pb.Event(announced=pb.Announced(seat=seat, play=announced))]
+    out.emit(pb.Event(announced=pb.Announced(seat=seat, play=announced)))
 
 
 def check_play_shape(cmd: pb.Play) -> str | None:
@@ -322,34 +330,35 @@ def check_may_answer(state: State, seat: int) -> None:
         raise RuleError("NOT_YOURS_TO_ANSWER", "you may not answer this card now")
 
 
-def cancel(state: State, seat: int, cmd: pb.PlayCancel, rng: Rng) -> Events:
+def cancel(out: Decision[State], seat: int, cmd: pb.PlayCancel, rng: Rng) -> None:
+    state = out.state
     check_may_answer(state, seat)
     if state.stack[-1].kind == SWALLOW_ENTRY:
         raise RuleError("SWALLOW_NOT_CANCELLABLE", "the Dark Swallow cannot be cancelled")
     check_holds(state, seat, [C.CANCEL])
-    return [pb.Event(cancel_played=pb.CancelPlayed(seat=seat))]
+    out.emit(pb.Event(cancel_played=pb.CancelPlayed(seat=seat)))
 
 
-def mace(state: State, seat: int, cmd: pb.PlayMace, rng: Rng) -> Events:
+def mace(out: Decision[State], seat: int, cmd: pb.PlayMace, rng: Rng) -> None:
+    state = out.state
     check_may_answer(state, seat)
     if state.stack[-1].kind != SWALLOW_ENTRY:
         raise RuleError("NO_DARK_SWALLOW", "a Mace of Light answers only the Dark Swallow")
     check_holds(state, seat, [C.MACE])
-    return [pb.Event(mace_played=pb.MacePlayed(seat=seat))]
+    out.emit(pb.Event(mace_played=pb.MacePlayed(seat=seat)))
 
 
-def decline(state: State, seat: int, cmd: pb.Decline, rng: Rng) -> Events:
+def decline(out: Decision[State], seat: int, cmd: pb.Decline, rng: Rng) -> None:
     """Pass in the window; the last pass closes it."""
-    check_may_answer(state, seat)
-    event = pb.Event(declined=pb.Declined(seat=seat))
-    after = evolve(state, event)
-    if waiting(after):
-        return [event]
-    return [event, *resolve_window(after, by_deadline=False, rng=rng)]
+    check_may_answer(out.state, seat)
+    out.emit(pb.Event(declined=pb.Declined(seat=seat)))
+    if not waiting(out.state):
+        resolve_window(out, by_deadline=False, rng=rng)
 
 
-def close_window(state: State, seat: int | None, cmd: pb.CloseWindow, rng: Rng) -> Events:
+def close_window(out: Decision[State], seat: int | None, cmd: pb.CloseWindow, rng: Rng) -> None:
     """The response deadline expired: everyone who has not answered passes."""
+    state = out.state
     if seat is not None:
         raise RuleError("SYSTEM_ONLY", "only the server closes a window, when its deadline expires")
     check_not_over(state)
@@ -359,49 +368,58 @@ def close_window(state: State, seat: int | None, cmd: pb.CloseWindow, rng: Rng) 
         raise RuleError("NO_WINDOW", "no response window is open")
     if cmd.window_id != state.window_id:
         raise RuleError("STALE_WINDOW", f"window {cmd.window_id} is no longer open")
-    return resolve_window(state, by_deadline=True, rng=rng)
+    resolve_window(out, by_deadline=True, rng=rng)
 
 
-def resolve_window(state: State, by_deadline: bool, rng: Rng) -> Events:
+def resolve_window(out: Decision[State], by_deadline: bool, rng: Rng) -> None:
     """Everyone passed: the chain resolves last-in first-out, so an odd number of Cancels
     voids the card beneath them. An unanswered Dark Swallow ends the game."""
+    state = out.state
     top = state.stack[-1]
     if top.kind == SWALLOW_ENTRY:
-        closed = pb.WindowClosed(by_deadline=by_deadline)
-        return [pb.Event(window_closed=closed), game_over(state, SOLO, "the Dark Swallow")]
+        out.emit(pb.Event(window_closed=pb.WindowClosed(by_deadline=by_deadline)))
+        out.emit(game_over(state, SOLO, "the Dark Swallow"))
+        return
     base_index = chain_base(state.stack)
     cancels = len(state.stack) - 1 - base_index
     cancelled = cancels % 2 == 1
-    closed = pb.Event(
+    out.emit(pb.Event(
         window_closed=pb.WindowClosed(by_deadline=by_deadline, cancelled=cancelled, cancels=cancels)
-    )
-    after = evolve(state, closed)
+    ))
     base = state.stack[base_index]
     if cancelled:
-        return [closed]
+        return
     if base.kind == MACE_ENTRY:
-        return [closed, *stop_swallow(after, rng)]
-    return [closed, *resolve_item(after, base, rng)]
+        stop_swallow(out, rng)
+    else:
+        resolve_item(out, base, rng)
 
 
-def stop_swallow(state: State, rng: Rng) -> Events:
+def stop_swallow(out: Decision[State], rng: Rng) -> None:
     """A Mace of Light stopped the Dark Swallow: it goes back into the deck at random."""
+    state = out.state
     position = rng.below(len(state.deck) + 1)
     back = pb.DarkSwallowReturned(position=position, deck_count=len(state.deck) + 1)
-    events = [pb.Event(dark_swallow_returned=back)]
+    out.emit(pb.Event(dark_swallow_returned=back))
     if state.swallow_ends_turn:
-        events.append(end_of_turn(state))
-    return events
+        out.emit(end_of_turn(state))
 
 
-def resolve_item(state: State, entry: Entry, rng: Rng) -> Events:
+def resolve_item(out: Decision[State], entry: Entry, rng: Rng) -> None:
     """The effect of an item or combo that nobody cancelled."""
+    out.emit(item_effect(out.state, entry, rng))
+    if combo_of(entry.cards) == C.PASS_AROUND and not passers(out.state):
+        out.emit(pb.Event(cards_passed=pb.CardsPassed(direction=entry.direction)))
+
+
+def item_effect(state: State, entry: Entry, rng: Rng) -> pb.Event:
+    """The event of an item's or combo's effect."""
     me = entry.seat
     target = entry.target if entry.target is not None else -1  # set for targeted plays
     combo = combo_of(entry.cards)
     if combo == C.REVEAL_IDENTITY:
         looked = pb.IdentityLooked(seat=me, target=target, team=state.teams[target])
-        return [pb.Event(identity_looked=looked)]
+        return pb.Event(identity_looked=looked)
     if combo == C.SWAP_HAND:
         mine, theirs = state.hands[me], state.hands[target]
         swapped = pb.HandsSwapped(
@@ -412,41 +430,38 @@ def resolve_item(state: State, entry: Entry, rng: Rng) -> Events:
             seat_count=len(mine),
             target_count=len(theirs),
         )
-        return [pb.Event(hands_swapped=swapped)]
+        return pb.Event(hands_swapped=swapped)
     if combo == C.SHUFFLE_THE_DECK:
         deck = rng.shuffled(state.deck)
-        return [pb.Event(deck_shuffled=pb.DeckShuffled(cards=deck, count=len(deck)))]
+        return pb.Event(deck_shuffled=pb.DeckShuffled(cards=deck, count=len(deck)))
     if combo == C.STEAL:
         victim = state.hands[target]
         if not victim:
-            return [pb.Event(card_stolen=pb.CardStolen(seat=me, target=target, stolen=False))]
+            return pb.Event(card_stolen=pb.CardStolen(seat=me, target=target, stolen=False))
         card = victim[rng.below(len(victim))]
         stolen = pb.CardStolen(seat=me, target=target, stolen=True, card=card)
-        return [pb.Event(card_stolen=stolen)]
+        return pb.Event(card_stolen=stolen)
     if combo == C.LOOK_AT_HAND:
         looked_at = pb.HandLooked(seat=me, target=target, cards=state.hands[target])
-        return [pb.Event(hand_looked=looked_at)]
+        return pb.Event(hand_looked=looked_at)
     if combo == C.TOP_THREE:
         top = state.deck[:3]
-        return [pb.Event(top_cards_taken=pb.TopCardsTaken(seat=me, cards=top, count=len(top)))]
+        return pb.Event(top_cards_taken=pb.TopCardsTaken(seat=me, cards=top, count=len(top)))
     if combo == C.PASS_AROUND:
-        started = pb.Event(passing_started=pb.PassingStarted(direction=entry.direction))
-        after = evolve(state, started)
-        if passers(after):
-            return [started]
-        return [started, pb.Event(cards_passed=pb.CardsPassed(direction=entry.direction))]
+        return pb.Event(passing_started=pb.PassingStarted(direction=entry.direction))
     if combo == C.REQUEST:
         given = entry.named in state.hands[target]
         requested = pb.CardRequested(seat=me, target=target, card=entry.named, given=given)
-        return [pb.Event(card_requested=requested)]
+        return pb.Event(card_requested=requested)
     raise AssertionError(f"unknown combo {combo}")
 
 
 # ---- after the effects ------------------------------------------------------------------
 
 
-def arrange(state: State, seat: int, cmd: pb.Arrange, rng: Rng) -> Events:
+def arrange(out: Decision[State], seat: int, cmd: pb.Arrange, rng: Rng) -> None:
     """Put the looked-at cards back on top of the deck in the chosen order."""
+    state = out.state
     for card in cmd.order:
         check_card(card, "order")
     check_not_over(state)
@@ -455,11 +470,12 @@ def arrange(state: State, seat: int, cmd: pb.Arrange, rng: Rng) -> Events:
     if sorted(cmd.order) != sorted(state.top):
         raise RuleError("NOT_THOSE_CARDS", "give the order of exactly the cards you looked at")
     arranged = pb.TopCardsArranged(seat=seat, cards=cmd.order, count=len(cmd.order))
-    return [pb.Event(top_cards_arranged=arranged)]
+    out.emit(pb.Event(top_cards_arranged=arranged))
 
 
-def choose_pass(state: State, seat: int, cmd: pb.ChoosePass, rng: Rng) -> Events:
+def choose_pass(out: Decision[State], seat: int, cmd: pb.ChoosePass, rng: Rng) -> None:
     """Choose the card to pass; once everyone has chosen, all the cards move together."""
+    state = out.state
     check_card(cmd.card, "card")
     check_not_over(state)
     if state.phase != PASSING:
@@ -467,32 +483,32 @@ def choose_pass(state: State, seat: int, cmd: pb.ChoosePass, rng: Rng) -> Events
     if seat not in passers(state):
         raise RuleError("ALREADY_CHOSEN", "you have already chosen, or hold no card")
     check_holds(state, seat, [cmd.card])
-    chosen = pb.Event(pass_card_chosen=pb.PassCardChosen(seat=seat, card=cmd.card))
-    after = evolve(state, chosen)
+    out.emit(pb.Event(pass_card_chosen=pb.PassCardChosen(seat=seat, card=cmd.card)))
+    after = out.state
     if passers(after):
-        return [chosen]
+        return
     transfers = [
         pb.Transfer(seat=s, to=neighbour(after, s, after.direction), card=card)
         for s, card in enumerate(after.choices)
         if card
     ]
     passed = pb.CardsPassed(direction=after.direction, transfers=transfers)
-    return [chosen, pb.Event(cards_passed=passed)]
+    out.emit(pb.Event(cards_passed=passed))
 
 
-def pass_turn(state: State, seat: int, cmd: pb.PassTurn, rng: Rng) -> Events:
+def pass_turn(out: Decision[State], seat: int, cmd: pb.PassTurn, rng: Rng) -> None:
     """Doing nothing this turn: draw one card."""
-    check_my_turn(state, seat)
-    if state.acted:
+    check_my_turn(out.state, seat)
+    if out.state.acted:
         raise RuleError("ALREADY_ACTED", "you have acted this turn: end it without drawing")
-    return draw(state, seat, ends_turn=True, rng=rng)
+    draw(out, seat, ends_turn=True, rng=rng)
 
 
-def end_turn(state: State, seat: int, cmd: pb.EndTurn, rng: Rng) -> Events:
-    check_my_turn(state, seat)
-    if not state.acted:
+def end_turn(out: Decision[State], seat: int, cmd: pb.EndTurn, rng: Rng) -> None:
+    check_my_turn(out.state, seat)
+    if not out.state.acted:
         raise RuleError("NOTHING_DONE", "you have done nothing this turn: pass by drawing a card")
-    return [end_of_turn(state)]
+    out.emit(end_of_turn(out.state))
 
 
 DECIDERS = {
@@ -513,94 +529,10 @@ DECIDERS = {
 # ---- who acts, what they may do, how it ended ---------------------------------------------
 
 
-def to_act(state: State) -> list[int]:
-    if state.phase == TURN or state.phase == ARRANGE:
-        return [state.turn]
-    if state.phase == TRADE:
-        assert state.trade is not None
-        return [state.trade.target]
-    if state.phase == WINDOW:
-        return list(waiting(state))
-    if state.phase == PASSING:
-        return list(passers(state))
-    return []
-
-
 def outcome(state: State) -> Outcome | None:
     if state.phase != OVER or state.winners is None:
         return None
     return Outcome(winners=state.winners, reason=state.reason)
-
-
-def nameable_cards(state: State) -> list[Card]:
-    """Cards worth naming with the three-card combo: any that can be in a hand."""
-    return [
-        c for c in C.ALL_CARDS if c != DARK_SWALLOW and (c != DUO_JEWEL or state.duo_jewel)
-    ]
-
-
-def legal_actions(state: State, seat: int) -> list[pb.Command]:
-    if seat not in to_act(state):
-        return []
-    hand = state.hands[seat]
-    if state.phase == TURN:
-        return turn_actions(state, seat)
-    if state.phase == TRADE:
-        gives = [pb.Command(accept=pb.Accept(give=c)) for c in sorted(set(hand))]
-        return [*gives, pb.Command(reject=pb.Reject())]
-    if state.phase == WINDOW:
-        answers = [pb.Command(decline=pb.Decline())]
-        swallow = state.stack[-1].kind == SWALLOW_ENTRY
-        if swallow and C.MACE in hand:
-            answers.append(pb.Command(mace=pb.PlayMace()))
-        if not swallow and C.CANCEL in hand:
-            answers.append(pb.Command(cancel=pb.PlayCancel()))
-        return answers
-    if state.phase == ARRANGE:
-        orders = sorted(set(permutations(state.top)))
-        return [pb.Command(arrange=pb.Arrange(order=order)) for order in orders]
-    if state.phase == PASSING:
-        return [pb.Command(choose_pass=pb.ChoosePass(card=c)) for c in sorted(set(hand))]
-    return []
-
-
-def turn_actions(state: State, seat: int) -> list[pb.Command]:
-    hand = state.hands[seat]
-    others = [s for s in range(state.players) if s != seat]
-    commands: list[pb.Command] = []
-    team = state.teams[seat]
-    if not state.acted and team != SOLO and any(c in (GEM_OF[team], DUO_JEWEL) for c in hand):
-        commands.append(pb.Command(proclaim=pb.Proclaim()))
-        commands += [pb.Command(proclaim=pb.Proclaim(teammate=s)) for s in others]
-    if not state.traded:
-        for card in sorted(set(hand)):
-            commands += [pb.Command(offer=pb.Offer(target=s, card=card)) for s in others]
-    for cards, combo in C.COMBOS.items():
-        if not C.holds(hand, cards):
-            continue
-        if combo == C.PASS_AROUND:
-            for direction in (pb.LEFT, pb.RIGHT):
-                commands.append(pb.Command(play=pb.Play(cards=cards, direction=direction)))
-        elif combo == C.REQUEST:
-            for s in others:
-                for named in nameable_cards(state):
-                    commands.append(pb.Command(play=pb.Play(cards=cards, target=s, named=named)))
-        elif combo in C.TARGETED:
-            commands += [pb.Command(play=pb.Play(cards=cards, target=s)) for s in others]
-        else:
-            commands.append(pb.Command(play=pb.Play(cards=cards)))
-    if state.acted:
-        commands.append(pb.Command(end_turn=pb.EndTurn()))
-    else:
-        commands.append(pb.Command(pass_turn=pb.PassTurn()))
-    return commands
-
-
-def may(state: State, seat: int) -> list[str]:
-    """The kinds of command a seat may send now (shown in its view)."""
-    kinds = [c.WhichOneof("kind") for c in legal_actions(state, seat)]
-    return list(dict.fromkeys(k for k in kinds if k))
-
 
 
 def deadlines(state: State) -> list[tuple[float, pb.Command]]:

@@ -230,7 +230,8 @@ def trade_rejected(s: State, e: pb.TradeRejected) -> State:
 
 
 def card_drawn(s: State, e: pb.CardDrawn) -> State:
-    s = with_hand(s, e.seat, add_cards(s.hands[e.seat], [s.deck[0]]))
+    """The event's card joins the seat's hand; it was the top of the deck."""
+    s = with_hand(s, e.seat, add_cards(s.hands[e.seat], [e.card]))
     return replace(s, deck=s.deck[1:])
 
 
@@ -308,8 +309,8 @@ def identity_looked(s: State, e: pb.IdentityLooked) -> State:
 
 
 def hands_swapped(s: State, e: pb.HandsSwapped) -> State:
-    a, b = s.hands[e.seat], s.hands[e.target]
-    return with_hand(with_hand(s, e.seat, b), e.target, a)
+    """Each seat now holds the hand the event records for the other."""
+    return with_hand(with_hand(s, e.seat, tuple(e.target_cards)), e.target, tuple(e.seat_cards))
 
 
 def deck_shuffled(s: State, e: pb.DeckShuffled) -> State:
@@ -330,7 +331,7 @@ def hand_looked(s: State, e: pb.HandLooked) -> State:
 def top_cards_taken(s: State, e: pb.TopCardsTaken) -> State:
     if e.count == 0:
         return s
-    return replace(s, top=s.deck[: e.count], deck=s.deck[e.count :], phase=ARRANGE)
+    return replace(s, top=tuple(e.cards), deck=s.deck[e.count :], phase=ARRANGE)
 
 
 def top_cards_arranged(s: State, e: pb.TopCardsArranged) -> State:

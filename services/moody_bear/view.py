@@ -16,7 +16,7 @@ from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 from services.core.decider import Rng
 
 from .cards import DARK_SWALLOW, Card
-from .rules import may
+from .moves import may
 from .state import ARRANGE, WINDOW, State, set_at, waiting
 
 # ---- view -------------------------------------------------------------------------------

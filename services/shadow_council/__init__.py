@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.shadow_council.v1 import shadow_council_pb2
 
-from services.core.decider import Game, Variant, exploring
+from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 from services.shadow_council import render as table
 from services.shadow_council import rules, view
@@ -50,4 +50,6 @@ GAME: Game[State] = Game(
     # The sleuth peeks, guards and guesses; the random half attacks the guarded seats it
     # would spare (AttackBlocked).
     playout=exploring(BOTS["sleuth"], 1, 2),
+    # A short game: more playouts, so that each kind is reached several times.
+    suite=SuiteNeeds(playout_seeds=30, rulings=(35, 100)),
 )

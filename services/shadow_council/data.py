@@ -1,7 +1,7 @@
 """Shadow Council's printed content: identities, keywords, the 32 cards and the 12 events.
 
-Everything here is transcribed from rules/shadow-council.txt; names are the proto enum names
-without their prefix (CARD_RALLY -> "RALLY").
+Everything here is transcribed from the rulebook (Shadow Council — Game Manual); names are the
+proto enum names without their prefix (CARD_RALLY -> "RALLY").
 """
 
 from __future__ import annotations

@@ -25,51 +25,28 @@ from services.shadow_council.state import (
     PASSIVES,
     State,
     card_name,
+    card_pb,
+    event_pb,
     evolve,
+    faction_pb,
     identity_name,
+    identity_pb,
+    keyword_pb,
+    source_pb,
     start,
     suit_name,
+    suit_pb,
+    zone_pb,
 )
-
-
-def card_pb(name: str) -> int:
-    return int(pb.Card.Value("CARD_" + name))
-
-
-def identity_pb(name: str) -> int:
-    return int(pb.Identity.Value("IDENTITY_" + name))
-
-
-def suit_pb(name: str) -> int:
-    return int(pb.Suit.Value("SUIT_" + name))
-
-
-def zone_pb(name: str) -> int:
-    return int(pb.Zone.Value("ZONE_" + name))
-
-
-def event_pb(name: str) -> int:
-    return int(pb.GlobalEvent.Value("EVENT_" + name))
-
-
-def keyword_pb(name: str) -> int:
-    return int(pb.Keyword.Value("KEYWORD_" + name))
-
-
-def source_pb(name: str) -> int:
-    return int(pb.ClueSource.Value("SOURCE_" + name))
-
-
-def faction_pb(name: str) -> int:
-    return int(pb.Faction.Value("FACTION_" + name)) if name else 0
 
 
 class _Finished(Exception):
     """The game ended in the middle of a command: no further effect resolves."""
 
 
-class Decision(decider.Decision[State]):
-    """The shared decision builder, with the game's rng and its primitive effects."""
+class Resolution(decider.Decision[State]):
+    """Core's Resolution, with the game's rng and its primitive effects (gold, cards, clues):
+    how Shadow Council builds the events of a command."""
 
     __slots__ = ("rng",)
 
@@ -289,7 +266,7 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
             scout_public=options.scout_public,
         )
     )
-    out = Decision(start(set_up), rng)
+    out = Resolution(start(set_up), rng)
     for seat in range(len(seats)):
         out.draw(seat, data.STARTING_HAND)
     _run(out)
@@ -299,14 +276,14 @@ def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]
 # ---- the flow of a round -----------------------------------------------------------------
 
 
-def _run(out: Decision) -> None:
+def _run(out: Resolution) -> None:
     try:
         _advance(out)
     except _Finished:
         pass
 
 
-def _advance(out: Decision) -> None:
+def _advance(out: Resolution) -> None:
     """Play on until a seat must choose (or the game is over)."""
     while out.state.phase != OVER and not to_act(out.state):
         s = out.state
@@ -323,11 +300,11 @@ def _advance(out: Decision) -> None:
                 _end_round(out)
 
 
-def _start_round(out: Decision, round_: int) -> None:
+def _start_round(out: Resolution, round_: int) -> None:
     begin_round(out, round_, out.rng.choice(data.EVENTS))
 
 
-def begin_round(out: Decision, round_: int, event: str) -> None:
+def begin_round(out: Resolution, round_: int, event: str) -> None:
     """Guards expire, this round's event takes effect, then the passives."""
     out.emit(pb.Event(round_started=pb.RoundStarted(round=round_, event=event_pb(event))))
     EVENT_EFFECTS[event](out)
@@ -335,7 +312,7 @@ def begin_round(out: Decision, round_: int, event: str) -> None:
     out.emit(pb.Event(phase_started=pb.PhaseStarted(phase=pb.PHASE_PASSIVES)))
 
 
-def _resolve_passives(out: Decision) -> None:
+def _resolve_passives(out: Resolution) -> None:
     """Every survivor's passive, in seat order, from round 2; then last round's disguises
     revert. Stops when the Assassin must choose."""
     s = out.state
@@ -367,7 +344,7 @@ def _assassin_can_act(s: State, seat: int) -> bool:
     return bool(s.hands[seat]) and len(s.survivors()) > 1
 
 
-def _next_turn(out: Decision) -> None:
+def _next_turn(out: Resolution) -> None:
     s = out.state
     later = [seat for seat in s.survivors() if seat > s.current]
     if not later:
@@ -378,7 +355,7 @@ def _next_turn(out: Decision) -> None:
     out.emit(pb.Event(turn_started=pb.TurnStarted(seat=seat, skipped=s.skip_turn[seat])))
 
 
-def _shadow_phase(out: Decision) -> None:
+def _shadow_phase(out: Resolution) -> None:
     """Zero-gold discards, then the zone comparison, then the milestones."""
     for seat in out.state.survivors():
         if out.state.gold[seat] == 0:
@@ -399,13 +376,13 @@ def _shadow_phase(out: Decision) -> None:
         out.draw(seat, card_bonus)
 
 
-def _start_guess_phase(out: Decision) -> None:
+def _start_guess_phase(out: Resolution) -> None:
     out.emit(pb.Event(phase_started=pb.PhaseStarted(phase=pb.PHASE_GUESS)))
     for seat in out.state.survivors():
         out.draw(seat, data.GUESS_PHASE_DRAW)
 
 
-def _draw_ai_guesser(out: Decision) -> None:
+def _draw_ai_guesser(out: Resolution) -> None:
     """After the humans, with probability 1/2 one random surviving AI seat may guess."""
     s = out.state
     ai_seats = [seat for seat in s.survivors() if s.ai[seat]]
@@ -416,7 +393,7 @@ def _draw_ai_guesser(out: Decision) -> None:
         out.emit(pb.Event(ai_guess_drawn=pb.AiGuessDrawn(drawn=False)))
 
 
-def _end_round(out: Decision) -> None:
+def _end_round(out: Resolution) -> None:
     if out.state.round >= out.state.rounds:
         out.finish(f"after round {out.state.round}")
     _start_round(out, out.state.round + 1)
@@ -425,7 +402,7 @@ def _end_round(out: Decision) -> None:
 # ---- events ------------------------------------------------------------------------------
 
 
-def _tax_collector(out: Decision) -> None:
+def _tax_collector(out: Resolution) -> None:
     """All players lose 1 Gold (or Military Zone -1 if broke)."""
     for seat in out.state.survivors():
         if out.state.gold[seat] > 0:
@@ -434,17 +411,17 @@ def _tax_collector(out: Decision) -> None:
             out.zone("MILITARY", -1)
 
 
-def _market_boom(out: Decision) -> None:
+def _market_boom(out: Resolution) -> None:
     for seat in out.state.survivors():
         out.gold(seat, 1)
 
 
-def _donation_season(out: Decision) -> None:
+def _donation_season(out: Resolution) -> None:
     _market_boom(out)
     out.zone("ECONOMY", 1)
 
 
-def _plague(out: Decision) -> None:
+def _plague(out: Resolution) -> None:
     """Player with most cards discards 2 (every player tied for most)."""
     s = out.state
     most = max(len(s.hands[seat]) for seat in s.survivors())
@@ -453,7 +430,7 @@ def _plague(out: Decision) -> None:
             out.discard_random(seat, 2)
 
 
-def _judgment_day(out: Decision) -> None:
+def _judgment_day(out: Resolution) -> None:
     """Player with fewest cards discards all, draws 3 (every player tied for fewest)."""
     s = out.state
     fewest = min(len(s.hands[seat]) for seat in s.survivors())
@@ -464,12 +441,12 @@ def _judgment_day(out: Decision) -> None:
             out.draw(seat, 3)
 
 
-def _no_immediate_effect(out: Decision) -> None:
+def _no_immediate_effect(out: Resolution) -> None:
     """Riot, Banquet, Arms Race and Dark Night modify the round; Oracle and Memory
     Fragments grant their free actions when the round starts (state.evolve)."""
 
 
-EVENT_EFFECTS: dict[str, Callable[[Decision], None]] = {
+EVENT_EFFECTS: dict[str, Callable[[Resolution], None]] = {
     "TAX_COLLECTOR": _tax_collector,
     "DARK_ALLEY_RIOT": _no_immediate_effect,
     "DIPLOMATIC_BANQUET": _no_immediate_effect,
@@ -488,14 +465,14 @@ EVENT_EFFECTS: dict[str, Callable[[Decision], None]] = {
 # ---- passives ----------------------------------------------------------------------------
 
 
-def _spy_passive(out: Decision, seat: int) -> None:
+def _spy_passive(out: Resolution, seat: int) -> None:
     """View 1 random surviving player's shadow keyword (another player)."""
     others = [o for o in out.state.survivors() if o != seat]
     if others:
         out.keyword_clue(seat, out.rng.choice(others), "SPY")
 
 
-PASSIVES_BY_IDENTITY: dict[str, Callable[[Decision, int], None]] = {
+PASSIVES_BY_IDENTITY: dict[str, Callable[[Resolution, int], None]] = {
     "GENERAL": lambda out, seat: out.zone("MILITARY", 1),
     "MERCHANT": lambda out, seat: out.gold(seat, 1),
     "PROPHET": lambda out, seat: out.draw(seat, 1),
@@ -531,19 +508,19 @@ class Play:
         return self.targets[0]
 
 
-def _discard_attack(out: Decision, p: Play) -> None:
+def _discard_attack(out: Resolution, p: Play) -> None:
     for target in p.targets:
         if out.attack_lands(target, p.card):
             out.discard_random(target, p.amount(1))
 
 
-def _siege(out: Decision, p: Play) -> None:
+def _siege(out: Resolution, p: Play) -> None:
     out.zone("MILITARY", p.amount(2))
     if out.attack_lands(p.target, p.card):
         out.emit(pb.Event(turn_skip_ordered=pb.TurnSkipOrdered(target=p.target)))
 
 
-def _scout(out: Decision, p: Play) -> None:
+def _scout(out: Resolution, p: Play) -> None:
     hand = out.state.hands[p.target]
     if hand:
         card = hand[out.rng.below(len(hand))]
@@ -553,43 +530,43 @@ def _scout(out: Decision, p: Play) -> None:
         out.clue(p.seat, p.target, pb.CLUE_SUIT, "SCOUT", suit=suit_pb(suit), **public)
 
 
-def _mutiny(out: Decision, p: Play) -> None:
+def _mutiny(out: Resolution, p: Play) -> None:
     out.zone("MILITARY", p.amount(2))
     out.zone("ECONOMY", p.amount(-1))
 
 
-def _bribe(out: Decision, p: Play) -> None:
+def _bribe(out: Resolution, p: Play) -> None:
     if out.attack_lands(p.target, p.card):
         stolen = min(p.amount(1), out.state.gold[p.target])
         out.gold(p.target, -stolen)
         out.gold(p.seat, stolen)
 
 
-def _bankrupt(out: Decision, p: Play) -> None:
+def _bankrupt(out: Resolution, p: Play) -> None:
     if out.attack_lands(p.target, p.card):
         out.gold(p.target, -p.amount(2))
 
 
-def _trade(out: Decision, p: Play) -> None:
+def _trade(out: Resolution, p: Play) -> None:
     out.draw(p.seat, p.amount(1))
     out.draw(p.target, p.amount(1))
 
 
-def _invest(out: Decision, p: Play) -> None:
+def _invest(out: Resolution, p: Play) -> None:
     out.zone("ECONOMY", p.amount(2))
     out.gold(p.seat, p.amount(1))
 
 
-def _thrift(out: Decision, p: Play) -> None:
+def _thrift(out: Resolution, p: Play) -> None:
     out.zone("ECONOMY", p.amount(1))
     out.draw(p.seat, p.amount(1))
 
 
-def _forge(out: Decision, p: Play) -> None:
+def _forge(out: Resolution, p: Play) -> None:
     out.zone(data.ZONE_OF_SUIT[p.suit], p.amount(2))
 
 
-def _prophecy(out: Decision, p: Play) -> None:
+def _prophecy(out: Resolution, p: Play) -> None:
     """Correct: +2 gold, wrong: -1 gold; the player alone learns which."""
     correct = out.state.shadow[p.target] == p.guess
     out.gold(p.seat, p.amount(2) if correct else -p.amount(1))
@@ -597,19 +574,19 @@ def _prophecy(out: Decision, p: Play) -> None:
     out.clue(p.seat, p.target, kind, "PROPHECY", identity=identity_pb(p.guess))
 
 
-def _insight(out: Decision, p: Play) -> None:
+def _insight(out: Resolution, p: Play) -> None:
     suits = sorted(
         (data.CARDS[c].suit for c in out.state.hands[p.target]), key=data.SUITS.index
     )
     out.clue(p.seat, p.target, pb.CLUE_HAND_SUITS, "INSIGHT", suits=[suit_pb(x) for x in suits])
 
 
-def _secret_order(out: Decision, p: Play) -> None:
+def _secret_order(out: Resolution, p: Play) -> None:
     out.zone("STRATEGY", p.amount(2))
     out.draw(p.seat, p.amount(1))
 
 
-def _disguise(out: Decision, p: Play) -> None:
+def _disguise(out: Resolution, p: Play) -> None:
     out.emit(pb.Event(
         identities_swapped=pb.IdentitiesSwapped(
             kind=pb.SWAP_DISGUISE, seat=p.seat, other=p.target
@@ -617,12 +594,12 @@ def _disguise(out: Decision, p: Play) -> None:
     ))
 
 
-def _poison(out: Decision, p: Play) -> None:
+def _poison(out: Resolution, p: Play) -> None:
     if out.attack_lands(p.target, p.card):
         out.keyword_clue(p.seat, p.target, "POISON")
 
 
-def _chaos(out: Decision, p: Play) -> None:
+def _chaos(out: Resolution, p: Play) -> None:
     """All discard 1, then all draw 1."""
     for seat in out.state.survivors():
         out.discard_random(seat, p.amount(1))
@@ -630,29 +607,29 @@ def _chaos(out: Decision, p: Play) -> None:
         out.draw(seat, p.amount(1))
 
 
-def _dark_assassinate(out: Decision, p: Play) -> None:
+def _dark_assassinate(out: Resolution, p: Play) -> None:
     if out.attack_lands(p.target, p.card):
         out.eliminate(p.target, pb.CAUSE_DARK_ASSASSINATED)
 
 
-def _eavesdrop(out: Decision, p: Play) -> None:
+def _eavesdrop(out: Resolution, p: Play) -> None:
     identity = identity_pb(out.state.shadow[p.target])
     out.clue(p.seat, p.target, pb.CLUE_IDENTITY, "EAVESDROP", identity=identity)
 
 
-def _conspiracy(out: Decision, p: Play) -> None:
+def _conspiracy(out: Resolution, p: Play) -> None:
     out.zone("SHADOW_ALLEY", p.amount(2))
     out.gold(p.seat, p.amount(1))
 
 
-def _brainwash(out: Decision, p: Play) -> None:
+def _brainwash(out: Resolution, p: Play) -> None:
     swapped = pb.IdentitiesSwapped(kind=pb.SWAP_BRAINWASH, seat=p.target)
     out.emit(pb.Event(identities_swapped=swapped))
     # A Brainwash changes a faction: turning the last survivor of a faction wipes it out.
     out.check_end()
 
 
-CARD_EFFECTS: dict[str, Callable[[Decision, Play], None]] = {
+CARD_EFFECTS: dict[str, Callable[[Resolution, Play], None]] = {
     "RALLY": lambda out, p: out.zone("MILITARY", p.amount(3)),
     "ASSASSINATE": _discard_attack,
     "SIEGE": _siege,
@@ -728,7 +705,7 @@ def _require_action(s: State) -> None:
         raise RuleError("NO_ACTIONS_LEFT", "you have no actions left this turn")
 
 
-def _play_card(out: Decision, seat: int, cmd: pb.PlayCard) -> None:
+def _play_card(out: Resolution, seat: int, cmd: pb.PlayCard) -> None:
     s = out.state
     if cmd.card == 0 or cmd.card not in pb.Card.values():
         raise MalformedCommand("CARD_REQUIRED", "name a card to play", "card")
@@ -776,7 +753,7 @@ def _card_targets(s: State, seat: int, spec: data.CardSpec, cmd: pb.PlayCard) ->
     return [first, second]
 
 
-def _gold_peek(out: Decision, seat: int, cmd: pb.GoldPeek) -> None:
+def _gold_peek(out: Resolution, seat: int, cmd: pb.GoldPeek) -> None:
     s = out.state
     target = _other_survivor(s, seat, cmd, "target")
     _require_turn(s, seat)
@@ -789,7 +766,7 @@ def _gold_peek(out: Decision, seat: int, cmd: pb.GoldPeek) -> None:
     out.check_broke()
 
 
-def _free_peek(out: Decision, seat: int, cmd: pb.FreePeek) -> None:
+def _free_peek(out: Resolution, seat: int, cmd: pb.FreePeek) -> None:
     s = out.state
     target = _other_survivor(s, seat, cmd, "target")
     _require_turn(s, seat)
@@ -799,7 +776,7 @@ def _free_peek(out: Decision, seat: int, cmd: pb.FreePeek) -> None:
     out.keyword_clue(seat, target, "FREE_PEEK")
 
 
-def _free_reflect(out: Decision, seat: int, cmd: pb.FreeReflect) -> None:
+def _free_reflect(out: Resolution, seat: int, cmd: pb.FreeReflect) -> None:
     s = out.state
     _require_turn(s, seat)
     if not s.free_reflect[seat]:
@@ -808,12 +785,12 @@ def _free_reflect(out: Decision, seat: int, cmd: pb.FreeReflect) -> None:
     out.reflect_clue(seat, "FREE_REFLECT")
 
 
-def _end_turn(out: Decision, seat: int, cmd: pb.EndTurn) -> None:
+def _end_turn(out: Resolution, seat: int, cmd: pb.EndTurn) -> None:
     _require_turn(out.state, seat)
     out.emit(pb.Event(turn_ended=pb.TurnEnded(seat=seat)))
 
 
-def _assassin_order(out: Decision, seat: int, cmd: pb.AssassinOrder) -> None:
+def _assassin_order(out: Resolution, seat: int, cmd: pb.AssassinOrder) -> None:
     s = out.state
     if cmd.discard == 0 or cmd.discard not in pb.Card.values():
         raise MalformedCommand("CARD_REQUIRED", "name the card to discard", "discard")
@@ -836,7 +813,7 @@ def _require_guess_turn(s: State, seat: int) -> None:
         raise RuleError("NOT_YOUR_GUESS", "it is not your turn to guess")
 
 
-def _guess(out: Decision, seat: int, cmd: pb.Guess) -> None:
+def _guess(out: Resolution, seat: int, cmd: pb.Guess) -> None:
     s = out.state
     identity = _identity_field(cmd.identity, "identity")
     target = _other_survivor(s, seat, cmd, "target")
@@ -853,12 +830,12 @@ def _guess(out: Decision, seat: int, cmd: pb.Guess) -> None:
         out.eliminate(seat, pb.CAUSE_WRONG_GUESS)
 
 
-def _skip_guess(out: Decision, seat: int, cmd: pb.SkipGuess) -> None:
+def _skip_guess(out: Resolution, seat: int, cmd: pb.SkipGuess) -> None:
     _require_guess_turn(out.state, seat)
     out.emit(pb.Event(guess_skipped=pb.GuessSkipped(seat=seat)))
 
 
-HANDLERS: dict[str, Callable[[Decision, int, Any], None]] = {
+HANDLERS: dict[str, Callable[[Resolution, int, Any], None]] = {
     "play": _play_card,
     "gold_peek": _gold_peek,
     "free_peek": _free_peek,
@@ -881,7 +858,7 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> lis
     _seat_index(state, seat, "seat")
     if not state.alive[seat]:
         raise RuleError("ELIMINATED", "you have been eliminated")
-    out = Decision(state, rng)
+    out = Resolution(state, rng)
     try:
         HANDLERS[kind](out, seat, getattr(command, kind))
         _advance(out)

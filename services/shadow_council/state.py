@@ -415,3 +415,38 @@ _APPLY: dict[str, Any] = {
     "passive_resolved": _passive_resolved,
     "turn_ended": _turn_ended,
 }
+
+
+# ---- names and their enum values (the rules write events with them, the views show them)
+
+
+def card_pb(name: str) -> int:
+    return int(pb.Card.Value("CARD_" + name))
+
+
+def identity_pb(name: str) -> int:
+    return int(pb.Identity.Value("IDENTITY_" + name))
+
+
+def suit_pb(name: str) -> int:
+    return int(pb.Suit.Value("SUIT_" + name))
+
+
+def zone_pb(name: str) -> int:
+    return int(pb.Zone.Value("ZONE_" + name))
+
+
+def event_pb(name: str) -> int:
+    return int(pb.GlobalEvent.Value("EVENT_" + name))
+
+
+def keyword_pb(name: str) -> int:
+    return int(pb.Keyword.Value("KEYWORD_" + name))
+
+
+def source_pb(name: str) -> int:
+    return int(pb.ClueSource.Value("SOURCE_" + name))
+
+
+def faction_pb(name: str) -> int:
+    return int(pb.Faction.Value("FACTION_" + name)) if name else 0

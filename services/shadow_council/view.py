@@ -13,14 +13,18 @@ from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import Rng
 from services.shadow_council import belief, data
-from services.shadow_council.rules import (
+from services.shadow_council.state import (
+    ACTIONS,
+    OVER,
+    Clue,
+    Fact,
+    State,
     card_pb,
     identity_pb,
     keyword_pb,
     source_pb,
     suit_pb,
 )
-from services.shadow_council.state import ACTIONS, OVER, Clue, Fact, State
 
 FACT_KINDS = {
     "REVEALED": pb.FACT_REVEALED,

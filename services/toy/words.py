@@ -1,20 +1,36 @@
-"""Take the last counter in words: an event as a seat is told it."""
+"""Take the last counter in words: an event as a seat is told it (from what `redact` leaves
+it), and a command as a seat reads it in a menu (`arbiter play`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from services.core.happened import does, who
+from services.core.happened import does, plural, who
+from services.toy.view import redact
 
 
 def describe(event: Any, seat: int | None) -> str | None:
-    kind = event.WhichOneof("kind")
+    shown = redact(event, seat)
+    if shown is None:
+        return None
+    kind = shown.WhichOneof("kind")
     if kind == "opened":
-        starts = does(event.opened.first, seat, "start", "starts")
-        return f"{event.opened.pile} counters; {starts}"
+        starts = does(shown.opened.first, seat, "start", "starts")
+        return f"{plural(shown.opened.pile, 'counter')}; {starts}"
+    if kind == "dealt":
+        if shown.dealt.seat == seat:
+            return f"your secret stake is {shown.dealt.stake}"
+        return f"{who(shown.dealt.seat, seat)} was dealt a secret stake"
     if kind == "took":
-        took = event.took
-        count = "1 counter" if took.count == 1 else f"{took.count} counters"
+        took = shown.took
         late = " (time ran out)" if took.forced else ""
-        return f"{who(took.seat, seat)} took {count}{late}"
+        return f"{who(took.seat, seat)} took {plural(took.count, 'counter')}{late}"
     return None
+
+
+def describe_command(command: Any, view: Any = None) -> str:
+    """A command in words. The commands are scalars in a oneof (`take: 2`), which the
+    platform's fallback (the kind and the message's fields) cannot word."""
+    if command.WhichOneof("kind") == "timeout":
+        return "time the turn out"
+    return f"take {plural(command.take, 'counter')}"

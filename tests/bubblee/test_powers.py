@@ -1,4 +1,4 @@
-"""Pouvoirs des couleurs (rulebook "Pouvoirs", RULINGS.md "Powers")."""
+"""Pouvoirs des couleurs (rulebook "Pouvoirs", the project ruling "Powers")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mise en place (rulebook "Installation", RULINGS.md "Setup")."""
+"""Mise en place (rulebook "Installation", the project ruling "Setup")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Solo mode (RULINGS.md "Solo mode"; our solo rules in docs/rulings/bubblee.md)."""
+"""Solo mode (the project ruling "Solo mode"; our solo rules in docs/rulings/bubblee.md)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from services import games as registry
-from services.core.decider import Bot, Game, Rng, Seat, Variant
+from services.core.decider import Bot, Game, Rng, RuleError, Seat, Variant
+from tests.conformance import suite
 
 MAX_COMMANDS = 20_000
 # One due deadline in this many is let pass (its command sent as the server, seat None), so
@@ -20,7 +20,7 @@ DEADLINE_ODDS = 4
 
 def tables(name: str) -> list[Variant]:
     """The game's default table, then the variants it supplies."""
-    game = registry.game(name)
+    game = suite.game(name)
     return [Variant("default", game.seat_count, game.pb.Options()),
             *(game.variants() if game.variants else [])]
 
@@ -48,6 +48,21 @@ def next_command(game: Game, state: Any, rng: Rng) -> tuple[int | None, Any]:
     return seat, policy(game)(game.view(state, seat), game.legal_actions(state, seat), rng)
 
 
+def decide_legal(game: Game, state: Any, seat: int | None, command: Any, rng: Rng,
+                 where: str) -> list[Any]:
+    """decide_now on a command the rules themselves offered (a legal command, or a due
+    deadline's): a refusal breaks the contract, and is reported in its words, not as the
+    rules' traceback."""
+    try:
+        return game.decide_now(state, seat, command, rng)
+    except RuleError as refused:
+        who = "the server's deadline command" if seat is None else f"seat {seat}'s legal command"
+        raise AssertionError(
+            f"{game.name}, {where}: {who} {command.WhichOneof('kind')} is refused "
+            f"({refused.code}: {refused.message}): every command legal_actions lists (and "
+            "every command deadlines gives) must be accepted by decide") from None
+
+
 @dataclass
 class Playout:
     events: list[Any] = field(default_factory=list)
@@ -70,8 +85,9 @@ def play(game: Game, variant: Variant, seed: int,
         if game.outcome(out.state) is not None:
             return out
         seat, command = next_command(game, out.state, chooser)
-        new = game.decide_now(out.state, seat, command, Rng(b"playout-%d" % seed,
-                                                            len(out.events)))
+        new = decide_legal(game, out.state, seat, command,
+                           Rng(b"playout-%d" % seed, len(out.events)),
+                           f"{variant.name}, seed {seed}, version {len(out.events)}")
         for event in new:
             out.state = game.evolve(out.state, event)
         out.commands.append((seat, command))

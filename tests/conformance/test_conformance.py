@@ -1,4 +1,4 @@
-"""The suite every game passes, parametrised by game (DESIGN.md, "Tests that every game passes").
+"""The suite every game passes, parametrised by game (docs/architecture.md, "The shared suite").
 
 Random legal play to the end over many seeds; purity (nothing mutates a state); replay of the
 log equals the state; the same seed gives the same game; malformed and illegal commands are
@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.host import Caller, Host, StaleVersion
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
-from tests.conformance.playouts import policy
+from tests.conformance import suite
+from tests.conformance.playouts import decide_legal, policy
 
-GAMES = list(registry.GAME_MODULES)
+GAMES = list(suite.NAMES)
 MAX_COMMANDS = 20_000
 SEEDS = range(12)
 
@@ -51,12 +51,16 @@ def random_game(game: Game, seed: int, check: bool = False) -> tuple[list[Any], 
         assert legal, f"seat {seat} must act but has no legal command"
         command = rng.choice(legal)
         before = copy.deepcopy(state) if check else None
-        new = game.decide(state, seat, command, Rng(b"seed-%d" % seed, version))
+        given = state
+        new = decide_legal(game, state, seat, command, Rng(b"seed-%d" % seed, version),
+                           f"seed {seed}, version {version}")
         for e in new:
             state = game.evolve(state, e)
         if check:
             assert before is not None
-            # Deciding and evolving never change the state they were given.
+            # Deciding and evolving never change the state they were given: the very object
+            # (a change in place), and what the log replays to.
+            assert given == before, f"version {version}: decide or evolve changed its state"
             assert game.replay(events) == before
         events += new
         version += len(new)
@@ -65,7 +69,7 @@ def random_game(game: Game, seed: int, check: bool = False) -> tuple[list[Any], 
 
 @pytest.fixture(params=GAMES)
 def game(request: pytest.FixtureRequest) -> Game:
-    return registry.game(request.param)
+    return suite.game(request.param)
 
 
 def test_random_play_reaches_the_end(game: Game) -> None:
@@ -122,9 +126,26 @@ def test_a_command_without_an_action_is_malformed(game: Game) -> None:
 
 
 def test_rejected_commands_change_nothing(game: Game) -> None:
-    """Every legal command of one moment, replayed later when illegal, is refused cleanly."""
-    rng = Rng.for_test(3)
-    events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s", 0))
+    """Every legal command of one moment, replayed later when illegal, is refused cleanly.
+    Games are played until some stale command has been refused (in a game whose old
+    commands mostly stay legal, such as taking a counter, that may take a few games)."""
+    refused = 0
+    for seed in range(STALE_GAMES):
+        refused += refuse_stale_commands(game, seed)
+        if refused:
+            return
+    raise AssertionError(f"in {STALE_GAMES} games, no stale command was ever refused")
+
+
+STALE_GAMES = 10
+
+
+def refuse_stale_commands(game: Game, seed: int) -> int:
+    """One game (seed 0: the suite's first), every command of each moment replayed at the
+    next; how many the rules refused (each with a code and a sentence, changing nothing, and
+    the same when what the seat cannot see is dealt anew)."""
+    rng = Rng.for_test(3 + seed)
+    events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s%d" % seed if seed else b"s", 0))
     state = game.replay(events)
     refused = 0
     for step in range(200):
@@ -146,9 +167,16 @@ def test_rejected_commands_change_nothing(game: Game) -> None:
                 except RuleError as e:
                     refused += 1
                     assert e.code and e.code.upper() == e.code and e.message
+                    for k in range(3 if game.redeal else 0):  # the words tell nothing hidden
+                        assert game.redeal is not None
+                        other = game.redeal(after, s, Rng(b"refused-%d-%d" % (step, k), s))
+                        assert answer_to(game, other, s, stale, 10_000 + step) == (
+                            type(e).__name__, e.code, e.message), (
+                            f"seat {s} is refused in other words in a world it cannot tell "
+                            f"apart: {e.code} {e.message!r}")
                 assert after == snapshot
         state = after
-    assert refused > 0
+    return refused
 
 
 def answer_to(game: Game, state: Any, seat: int, command: Any, step: int) -> Any:
@@ -174,9 +202,16 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
     events = game.setup(options, [Seat(f"p{i}") for i in range(players)], Rng(b"s", 0))
     state = game.replay(events)
     checked = 0
+    # Commands legal earlier in the game: sent now, the rules refuse many, and a refusal's
+    # sentence must not depend on what the seat cannot see either.
+    earlier: dict[bytes, Any] = {}
     for step in range(300):
         if game.outcome(state) is not None:
             break
+        for someone in game.to_act(state):
+            for command in game.legal_actions(state, someone)[:25]:
+                if len(earlier) < 50:
+                    earlier.setdefault(command.SerializeToString(deterministic=True), command)
         if step % every == 0:
             for seat in range(players):
                 other = game.redeal(state, seat, Rng(b"redeal-%d" % step, seat))
@@ -187,7 +222,7 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
                 assert game.legal_actions(other, seat) == game.legal_actions(state, seat)
                 if seat not in game.to_act(state):
                     continue  # "not your turn", whatever is hidden
-                tried = list(game.legal_actions(state, seat))
+                tried = [*game.legal_actions(state, seat), *earlier.values()]
                 for someone in range(players):
                     if someone != seat:
                         tried += game.legal_actions(state, someone)[:25]
@@ -256,6 +291,226 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                         f"seat {seat} is told different things in worlds it cannot tell apart")
                 compared += 1
     assert compared > 0
+
+
+def test_a_game_that_hides_something_can_be_redealt(game: Game) -> None:
+    """The leak tests need `redeal`: a game whose views or events name something hidden from
+    a seat (View.hidden, Event.hidden) and has no redeal would skip them all."""
+    if game.redeal is not None:
+        return
+    if game.suite.no_redeal:
+        pytest.skip(f"{game.title} has no redeal: {game.suite.no_redeal}")
+    events, _ = random_game(game, 2)
+    state = game.start(events[0])
+    hidden = set()
+    for event in events:
+        state = game.fold(state, event) if event is not events[0] else state
+        for viewer in [None, *range(game.seat_count)]:
+            shown = game.redact(event, viewer)
+            hidden |= set(shown.hidden) if shown is not None else {"(the whole event)"}
+            hidden |= set(game.view(state, viewer).hidden)
+    assert not hidden, (f"{game.title} hides {sorted(hidden)[:5]} from some seat but has no "
+                        "redeal: the leak tests cannot run on it")
+
+
+def test_no_leak_in_the_opening_batch(game: Game) -> None:
+    """What setup deals: see check_no_leak_in_opening."""
+    if game.redeal is None:
+        pytest.skip(f"{game.title} hides nothing but randomness to come")
+    check_no_leak_in_opening(game, game.pb.Options(), game.seat_count)
+
+
+def leaves(message: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """(path, change) for every value the message holds, in its submessages and lists:
+    `change(copy)` sets another value at that path of a copy of the message."""
+    out: list[tuple[str, Any]] = []
+    for fd, value in message.ListFields():
+        path = prefix + fd.name
+        if fd.message_type is not None:
+            items = list(value) if fd.is_repeated else [value]
+            for i, item in enumerate(items):
+                at = f"{path}[{i}]." if fd.is_repeated else path + "."
+                for sub, change in leaves(item, at):
+                    out.append((sub, _within(fd.name, i if fd.is_repeated else None, change)))
+        elif fd.is_repeated:
+            for i in range(len(value)):
+                out.append((f"{path}[{i}]", _changer(fd, i)))
+        elif not fd.has_presence and fd.name not in ("version", "hidden"):
+            # Fields with presence name seats (whose deal this is): changing one moves a
+            # secret from seat to seat rather than changing it.
+            out.append((path, _changer(fd, None)))
+    return out
+
+
+def _within(name: str, index: int | None, change: Any) -> Any:
+    def apply(message: Any) -> None:
+        field = getattr(message, name)
+        change(field if index is None else field[index])
+    return apply
+
+
+def _changer(fd: Any, index: int | None) -> Any:
+    def apply(message: Any) -> None:
+        old = getattr(message, fd.name) if index is None else getattr(message, fd.name)[index]
+        if fd.enum_type is not None:
+            new = next((v.number for v in fd.enum_type.values if v.number not in (old, 0)), old)
+        elif fd.type == fd.TYPE_BOOL:
+            new = not old
+        elif fd.type in (fd.TYPE_STRING, fd.TYPE_BYTES):
+            new = old + (b"?" if fd.type == fd.TYPE_BYTES else "?")
+        else:
+            new = old + 1
+        if index is None:
+            setattr(message, fd.name, new)
+        else:
+            getattr(message, fd.name)[index] = new
+    return apply
+
+
+def check_no_leak_in_opening(game: Game, options: Any, players: int, seeds: int = 3,
+                             deals: int = 64) -> None:
+    """The opening batch, dealt again, shows a seat nothing of what its view hides:
+
+    - one value changed at a time: a change that some seat's view shows but this seat's does
+      not (another seat's secret) must not change what this seat is shown of the batch, nor
+      what it is told;
+    - dealt anew from `deals` seeds: two deals that leave the seat the same view must show
+      it the same batch and tell it the same words (this catches a secret copied into
+      another event, which no single change shows).
+
+    (The feed test starts after the opening batch: it deals the world anew from the state
+    setup left.)"""
+    viewers: list[int | None] = [None, *range(players)]
+    seats = [Seat(f"p{i}") for i in range(players)]
+    compared = 0
+    for seed in range(seeds):
+        events = game.setup(options, seats, Rng(b"opening-%d" % seed, 0))
+        views = {v: game.view(game.replay(events), v) for v in viewers}
+        for k, event in enumerate(events):
+            for path, change in leaves(event):
+                other = type(event)()
+                other.CopyFrom(event)
+                change(other)
+                try:
+                    state = game.replay([*events[:k], other, *events[k + 1:]])
+                    changed = {v: game.view(state, v) for v in viewers}
+                except Exception:  # noqa: BLE001 - no game the rules can build: no world
+                    continue
+                seen_by = [v for v in viewers if changed[v] != views[v]]
+                for seat in viewers:
+                    if not seen_by or seat in seen_by:
+                        continue  # nobody's secret, or the seat sees it change
+                    compared += 1
+                    assert game.redact(other, seat) == game.redact(event, seat), (
+                        f"opening event {k} shows {path} to seat {seat}, which only seats "
+                        f"{seen_by} may see")
+                    if game.describe is not None:
+                        assert game.describe(other, seat) == game.describe(event, seat), (
+                            f"opening event {k} tells seat {seat} its {path}, which only "
+                            f"seats {seen_by} may see")
+    first: dict[tuple[int | None, bytes], tuple[int, list[Any], list[Any]]] = {}
+    for deal in range(deals):
+        events = game.setup(options, seats, Rng(b"deal-%d" % deal, 0))
+        state = game.replay(events)
+        for seat in viewers:
+            shown = [game.redact(e, seat) for e in events]
+            told = [game.describe(e, seat) for e in events] if game.describe else []
+            key = (seat, game.view(state, seat).SerializeToString(deterministic=True))
+            if key not in first:
+                first[key] = (deal, shown, told)
+                continue
+            before, shown_before, told_before = first[key]
+            compared += 1
+            assert shown == shown_before, (
+                f"deals {before} and {deal} leave seat {seat} the same view but show it "
+                "different opening events: they tell it something its view hides")
+            assert told == told_before, (
+                f"deals {before} and {deal} leave seat {seat} the same view but tell it "
+                "different things of the opening")
+    assert compared > 0, "no value of the opening batch is any seat's secret"
+
+
+# Fields every View has, which the platform fills (not the game's to hide).
+VIEW_COMMON = ("version", "seat", "to_act", "outcome", "happened", "hidden")
+
+
+def unset_here(mine: Any, theirs: Any, prefix: str = "") -> list[str]:
+    """The paths (`players[2].team`) of messages and of fields with presence that are set in
+    another viewer's view but not in this one."""
+    out = []
+    for fd, value in theirs.ListFields():
+        path = prefix + fd.name
+        if not prefix and fd.name in VIEW_COMMON:
+            continue
+        if fd.is_repeated:
+            here = getattr(mine, fd.name)
+            if fd.message_type is not None and len(here) == len(value) and \
+                    not fd.message_type.GetOptions().map_entry:
+                for i, (a, b) in enumerate(zip(here, value, strict=True)):
+                    out += unset_here(a, b, f"{path}[{i}].")
+        elif fd.message_type is not None or fd.has_presence:
+            if not mine.HasField(fd.name):
+                out.append(path)
+            elif fd.message_type is not None:
+                out += unset_here(getattr(mine, fd.name), value, path + ".")
+    return out
+
+
+def check_views_name_what_they_hide(game: Game, state: Any, players: int) -> int:
+    """Whatever another viewer's view holds and this one leaves unset, this one names in
+    `hidden` (so a client tells "hidden from you" from "none"); and it names nothing it
+    shows. Returns how many hidden paths were checked."""
+    viewers: list[int | None] = [None, *range(players)]
+    views = {v: game.view(state, v) for v in viewers}
+    named = 0
+    for seat, view in views.items():
+        hidden = set(view.hidden)
+        unset = {p for v, other in views.items() if v != seat for p in unset_here(view, other)}
+        missing = sorted(unset - hidden)
+        assert not missing, (f"the view of seat {seat} leaves {missing} unset but does not "
+                             "name them in View.hidden (Game.view_hidden)")
+        shown = sorted(p for p in hidden if is_set(view, p))
+        assert not shown, f"the view of seat {seat} names {shown} as hidden but shows them"
+        named += len(hidden)
+    return named
+
+
+def is_set(view: Any, path: str) -> bool:
+    """Whether the view holds a value at `path` (`players[2].team`, `hand`)."""
+    message = view
+    parts = path.split(".")
+    for part in parts:
+        name, _, index = part.partition("[")
+        fd = message.DESCRIPTOR.fields_by_name.get(name)
+        assert fd is not None, f"View.hidden names {path}, which is no field"
+        value = getattr(message, name)
+        if index:
+            if int(index[:-1]) >= len(value):
+                return False
+            value = value[int(index[:-1])]
+        elif fd.is_repeated:
+            return len(value) > 0
+        elif fd.message_type is not None or fd.has_presence:
+            if not message.HasField(name):
+                return False
+        elif part == parts[-1]:
+            return bool(value != fd.default_value)
+        message = value
+    return True
+
+
+def test_a_view_names_what_it_hides(game: Game) -> None:
+    """In the states of a random game, each view names in `hidden` what it leaves unset that
+    another viewer is shown (another seat's secret, a hand a spectator does not see)."""
+    events, _ = random_game(game, 4)
+    state = game.start(events[0])
+    named = check_views_name_what_they_hide(game, state, game.seat_count)
+    for k, event in enumerate(events[1:]):
+        state = game.evolve(state, event)
+        if k % 3 == 0:
+            named += check_views_name_what_they_hide(game, state, game.seat_count)
+    if game.view_hidden is not None:
+        assert named > 0, "view_hidden never names anything"
 
 
 # ---- through the host: AI seats, export, import, verify ------------------------------------

@@ -20,11 +20,11 @@ import pytest
 import pytest_asyncio
 from arbiter.v1 import arbiter_pb2 as apb
 
-from services import games as registry
 from services.core.decider import Game, Rng
 from services.core.server import Config
 from services.core.store import MemoryStore
 from services.process import build
+from tests.conformance import suite
 
 ADMIN = "fork-leak-admin"
 MAX_COMMANDS = 3000
@@ -92,9 +92,9 @@ class Api:
         return {g.game_id for g in reply.games}
 
 
-@pytest_asyncio.fixture(params=list(registry.GAME_MODULES))
+@pytest_asyncio.fixture(params=list(suite.NAMES))
 async def api(request: pytest.FixtureRequest) -> AsyncIterator[Api]:
-    game = registry.game(request.param)
+    game = suite.game(request.param)
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN, rate_burst=0)
     process = build(config, {game.name: game}, MemoryStore())
     server, port = process.server, process.port

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from services import games as registry
 from services.core import log as gamelog
+from tests.conformance import suite
 from tests.conformance.playouts import slug, tables
 
 FOLDER = Path(__file__).resolve().parents[1] / "golden"
-TABLES = [(name, variant) for name in registry.GAME_MODULES for variant in tables(name)]
+TABLES = [(name, variant) for name in suite.NAMES for variant in tables(name)]
 LOGS = sorted(FOLDER.glob("*/*.jsonl"))
 
 
@@ -33,7 +33,7 @@ def test_a_golden_log_replays_and_verifies(path: Path) -> None:
     gamelog.check_sizes(lines)
     name = gamelog.game_of_json_lines(lines)
     assert name == path.parent.name, f"{path.name} holds a game of {name}"
-    game = registry.game(name)
+    game = suite.game(name)
     entries = gamelog.from_json_lines(game, lines)
     verified = gamelog.verify(game, entries)
     assert verified.finished and verified.entries == len(lines)

@@ -10,12 +10,12 @@ import grpc
 import pytest
 from arbiter.v1 import arbiter_pb2 as apb
 
-from services import games as registry
 from services.core.decider import Game, Rng
 from services.core.redis_store import RedisStore
 from services.core.server import Config
 from services.core.store import MemoryStore, Store
 from services.process import build, shutdown
+from tests.conformance import suite
 from tests.conftest import CLUSTER_URL, NO_CLUSTER
 from tests.live.playing import ADMIN, Seat, check_against_watch_and_views, drive
 
@@ -28,9 +28,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(params=list(registry.GAME_MODULES))
+@pytest.fixture(params=list(suite.NAMES))
 def game(request: pytest.FixtureRequest) -> Game:
-    return registry.game(request.param)
+    return suite.game(request.param)
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "cluster"])
@@ -95,7 +95,7 @@ async def test_a_whole_game_over_grpc(game: Game, store_kind: str) -> None:
 
 
 async def test_another_games_id_is_not_found_and_changes_nothing(game: Game) -> None:
-    other = registry.game(next(n for n in registry.GAME_MODULES if n != game.name))
+    other = suite.game(next(n for n in suite.NAMES if n != game.name))
     process = build(Config(grpc_addr=f"127.0.0.1:{free_port()}"),
                     {game.name: game, other.name: other}, MemoryStore())
     server, port = process.server, process.port

@@ -1,14 +1,14 @@
 """Every game's playouts reach its rules, and every state they pass keeps the platform's
 contract (as OpenSpiel's shared API test does for its games), checked here once for all:
 
-- the playouts of a game (each of its tables, SEEDS seeds each, by `Game.playout`)
-  send every kind of command and cause every kind of event of its protobuf, except those
-  named below with the reason; a kind that stops being reached fails, and so does a kind
-  named below that is reached after all;
+- the playouts of a game (each of its tables, `Game.suite.playout_seeds` seeds each, by
+  `Game.playout`) send every kind of command and cause every kind of event of its protobuf,
+  except those the game names in `Game.suite` with the reason; a kind that stops being
+  reached fails, and so does a kind named there that is reached after all;
 - in every state a playout passes, a seat that is not to act has no legal command; once the
   game is over nobody is to act and no seat has a legal command;
 - every command listed as legal is accepted by the rules (these two on the first CHECKED
-  seeds of each table).
+  seeds of each table, and more until LEAST_STATES states are checked).
 """
 
 from __future__ import annotations
@@ -18,38 +18,20 @@ from typing import Any
 
 import pytest
 
-from services import games as registry
 from services.core.decider import Game, Rng, RuleError, Variant
+from tests.conformance import suite
 from tests.conformance.playouts import play, tables
 
-GAMES = list(registry.GAME_MODULES)
-# Seeds per table: enough that each kind is reached several times over a game's tables, so
-# that a rules change moving the random draws does not lose one by chance. Short games
-# (Moody Bear, Shadow Council) play more of them; a game not named plays 2.
-SEEDS = {"eila": 10, "moody_bear": 24, "shadow_council": 30}
+GAMES = suite.NAMES
+# Each table plays `Game.suite.playout_seeds` seeds (enough that each kind is reached several
+# times, so that a rules change moving the random draws does not lose one by chance); the kinds
+# a game's playouts never reach are named in `Game.suite` too, with the test that covers them.
 
 # The contract is checked in every state of the first CHECKED seeds of each table (it decides
-# every legal command of every state: most of the time this file takes).
+# every legal command of every state: most of the time this file takes), and of further seeds
+# until at least LEAST_STATES states are checked.
 CHECKED = 4
-
-# Kinds no playout reaches, and why (name each with the test that covers it instead).
-UNREACHED_COMMANDS: dict[str, dict[str, str]] = {}
-UNREACHED_EVENTS: dict[str, dict[str, str]] = {
-    "eila": {
-        "started": "written before Eila's events held facts; stored games keep them "
-        "(tests/eila/test_facts.py::test_a_legacy_log_loads_replays_and_verifies, and the "
-        "golden logs of tests/golden/eila)",
-        "acted": "the same (tests/eila/test_facts.py::"
-        "test_a_legacy_game_goes_on_with_facts_and_verifies)",
-    },
-    "moody_bear": {
-        "deck_reshuffled": "the deck runs out only in a game that nobody proclaims and whose "
-        "every Dark Swallow a Mace sends back (tests/moody_bear/test_deck.py::"
-        "test_deck_exhaustion_shuffles_the_discard_pile_into_a_new_deck)",
-        "nothing_to_draw": "the same, with the discard pile empty too (tests/moody_bear/"
-        "test_deck.py::test_with_no_deck_and_no_discard_pile_nothing_is_drawn)",
-    },
-}
+LEAST_STATES = 100
 
 
 def kinds(message: Any) -> set[str]:
@@ -90,13 +72,14 @@ class Contract:
 def reached(name: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], int]:
     """The kinds of command and event the game's playouts reach, what broke the contract,
     and how many states were checked."""
-    game = registry.game(name)
+    game = suite.game(name)
     commands: set[str] = set()
     events: set[str] = set()
     contract = Contract()
     for variant in tables(name):
-        for seed in range(SEEDS.get(name, 2)):
-            played = play(game, variant, seed, contract if seed < CHECKED else None)
+        for seed in range(game.suite.playout_seeds):
+            check = seed < CHECKED or contract.states < LEAST_STATES
+            played = play(game, variant, seed, contract if check else None)
             commands |= {c.WhichOneof("kind") for _, c in played.commands}
             events |= {e.WhichOneof("kind") for e in played.events}
     return frozenset(commands), frozenset(events), tuple(contract.broken), contract.states
@@ -105,15 +88,16 @@ def reached(name: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...],
 @pytest.mark.parametrize("name", GAMES)
 def test_playouts_send_every_kind_of_command(name: str) -> None:
     commands, _, _, _ = reached(name)
-    check_coverage(name, "command", kinds(registry.game(name).pb.Command), commands,
-                   UNREACHED_COMMANDS.get(name, {}))
+    game = suite.game(name)
+    check_coverage(name, "command", kinds(game.pb.Command), commands,
+                   game.suite.unreached_commands)
 
 
 @pytest.mark.parametrize("name", GAMES)
 def test_playouts_cause_every_kind_of_event(name: str) -> None:
     _, events, _, _ = reached(name)
-    check_coverage(name, "event", kinds(registry.game(name).pb.Event), events,
-                   UNREACHED_EVENTS.get(name, {}))
+    game = suite.game(name)
+    check_coverage(name, "event", kinds(game.pb.Event), events, game.suite.unreached_events)
 
 
 def check_coverage(name: str, what: str, every: set[str], got: frozenset[str],
@@ -129,5 +113,6 @@ def check_coverage(name: str, what: str, every: set[str], got: frozenset[str],
 @pytest.mark.parametrize("name", GAMES)
 def test_only_seats_to_act_have_legal_commands_and_each_is_accepted(name: str) -> None:
     _, _, broken, states = reached(name)
-    assert states > 100
+    assert states >= LEAST_STATES, (
+        f"{name}: its playouts pass only {states} states; raise Game.suite.playout_seeds")
     assert not broken, f"{name}: {len(broken)} breaches, the first: {broken[:5]}"

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2
 
-from services import games as registry
+from tests.conformance import suite
 
 ROOT = Path(__file__).resolve().parents[2]
-GAMES = list(registry.GAME_MODULES)
+GAMES = list(suite.NAMES)
 ENVELOPE = ("CreateGameRequest", "ActRequest", "ActResponse", "LegalActions", "Update",
             "PlayRequest", "PlayResponse")
 # The fields the host fills in every View, and the version every Event carries.
@@ -36,7 +36,7 @@ COMMON_FIELDS = {"View": ("version", "seat", "to_act", "outcome"), "Event": ("ve
 
 def file_proto(name: str) -> descriptor_pb2.FileDescriptorProto:
     out = descriptor_pb2.FileDescriptorProto()
-    registry.game(name).pb.DESCRIPTOR.CopyToProto(out)
+    suite.game(name).pb.DESCRIPTOR.CopyToProto(out)
     return out
 
 

@@ -10,25 +10,29 @@ from typing import Any
 
 import pytest
 
-from services import games as registry
 from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
-from tests.conformance.playouts import tables
-from tests.conformance.test_conformance import check_no_leak_in_feed, check_no_leak_in_views
+from tests.conformance import suite
+from tests.conformance.playouts import decide_legal, tables
+from tests.conformance.test_conformance import (
+    check_no_leak_in_feed,
+    check_no_leak_in_opening,
+    check_no_leak_in_views,
+)
 
 SEEDS = range(3)
 MAX_COMMANDS = 20_000
 REPLAYS = 40
 
 
-TABLES = [(name, variant) for name in registry.GAME_MODULES for variant in tables(name)]
+TABLES = [(name, variant) for name in suite.NAMES for variant in tables(name)]
 IDS = [f"{name}: {variant.name}" for name, variant in TABLES]
 # The variants of games that hide something (the default tables have their own leak tests).
-HIDDEN = [(n, v) for n, v in TABLES if v.name != "default" and registry.game(n).redeal]
+HIDDEN = [(n, v) for n, v in TABLES if v.name != "default" and suite.game(n).redeal]
 HIDDEN_IDS = [f"{name}: {variant.name}" for name, variant in HIDDEN]
 
 
@@ -42,10 +46,10 @@ def every_viewer(variant: Variant) -> list[int | None]:
 
 
 def test_every_game_supplies_variants_and_a_playout() -> None:
-    for game in registry.all_games():
+    for game in suite.all_games():
         assert game.variants is not None and game.playout is not None, game.name
     for name, variant in TABLES:
-        game = registry.game(name)
+        game = suite.game(name)
         assert game.min_seats <= variant.seats <= game.max_seats, (name, variant.name)
         game.setup(variant.options, seats(variant), Rng(b"variant", 0))
 
@@ -55,7 +59,7 @@ def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Varian
     """Random legal play to the end; after every event (not only every command), each seat's
     and a spectator's view, each acting seat's legal commands and each seat's redaction of the
     event can be built; replaying the log gives the final state."""
-    game = registry.game(name)
+    game = suite.game(name)
     for seed in SEEDS:
         rng = Rng.for_test(seed)
         events = game.setup(variant.options, seats(variant), Rng(b"variant-%d" % seed, 0))
@@ -74,7 +78,8 @@ def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Varian
                 assert game.legal_actions(state, seat), f"seat {seat} must act but may not"
             seat = rng.choice(acting)
             command = rng.choice(game.legal_actions(state, seat))
-            new = game.decide_now(state, seat, command, Rng(b"variant-%d" % seed, version))
+            new = decide_legal(game, state, seat, command, Rng(b"variant-%d" % seed, version),
+                               f"{variant.name}, seed {seed}, version {version}")
             for event in new:
                 state = game.evolve(state, event)
                 for viewer in every_viewer(variant):
@@ -103,7 +108,7 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
     """A finished game of the variant through the host: Watch from the start as each seat and
     as a spectator yields a view at every version, and Replay answers at the versions inside
     batches and others (a seeded sample in a long game)."""
-    game = registry.game(name)
+    game = suite.game(name)
     host, game_id = await finished(game, variant)
     loaded, entries = await host.history(game_id)
     hub = live.Hub(host.store)
@@ -131,10 +136,12 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
 
 @pytest.mark.parametrize("name,variant", HIDDEN, ids=HIDDEN_IDS)
 def test_no_leak_in_any_variant(name: str, variant: Variant) -> None:
-    """The conformance leak tests (test_conformance.py) on each variant: re-dealing what a
-    seat cannot see changes neither its view, a spectator's, its legal commands, the rules'
+    """The conformance leak tests (test_conformance.py) on each variant: the opening batch
+    shows no seat another's secret, and re-dealing what a seat cannot see changes neither its
+    view, a spectator's, its legal commands, the rules'
     answers to it, nor the events it is shown. Checked every 3 commands, so that short steps
     (the Snake answers before resolution) are met."""
-    game = registry.game(name)
+    game = suite.game(name)
+    check_no_leak_in_opening(game, variant.options, variant.seats, seeds=2)
     check_no_leak_in_views(game, variant.options, variant.seats, every=3)
     check_no_leak_in_feed(game, variant.options, variant.seats, seeds=2)

@@ -31,20 +31,20 @@ from google.protobuf.descriptor import FieldDescriptor as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
 from services.core.server import Config, in_process_ai
 from services.core.store import MemoryStore
 from services.process import build
+from tests.conformance import suite
 
 EXAMPLES = int(os.environ.get("ARBITER_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 ADMIN = "fuzz-admin"
-GAMES = list(registry.GAME_MODULES)
+GAMES = list(suite.NAMES)
 NEVER = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 TIMEOUT = 30
 
@@ -82,7 +82,7 @@ class Server:
         asyncio.set_event_loop(self.loop)
         # No projections or deadlines are started: nothing changes a game but the calls here.
         config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN, rate_burst=0)
-        games = {name: registry.game(name) for name in GAMES}
+        games = {name: suite.game(name) for name in GAMES}
         process = build(config, games, MemoryStore())
         self.server, self.host, self.port = process.server, process.host, process.port
         self.loop.run_until_complete(self.server.start())
@@ -203,7 +203,7 @@ class Table:
     """A new game of a kind, as the fuzz sees it: every view, its tokens."""
 
     def __init__(self, server: Server, name: str) -> None:
-        self.server, self.game = server, registry.game(name)
+        self.server, self.game = server, suite.game(name)
         pb, svc = self.game.pb, f"/arbiter.{name}.v1.Game/"
         self.act = server.unary(svc + "Act", pb.ActResponse)
         self.get_view = server.unary(svc + "GetView", pb.View)
@@ -260,7 +260,7 @@ def test_a_rejected_command_changes_nothing_and_nothing_is_unknown_or_internal(
         server: Server, name: str, data: st.DataObject) -> None:
     # Everything is drawn first, the same whatever the game deals, so that an example
     # replays as it ran (the server's seeds are its own).
-    game = registry.game(name)
+    game = suite.game(name)
     seats = game.seat_count
     picks = data.draw(st.lists(st.integers(0, 10 ** 6), max_size=6))
     kind = data.draw(st.sampled_from(["hostile", "legal", "legal", "other seat's"]))
@@ -319,7 +319,7 @@ def methods() -> list[tuple[str, Any, bool]]:
     """(method, request class, server streaming) of every game's service and arbiter.v1."""
     out: list[tuple[str, Any, bool]] = []
     for name in GAMES:
-        pb, svc = registry.game(name).pb, f"/arbiter.{name}.v1.Game/"
+        pb, svc = suite.game(name).pb, f"/arbiter.{name}.v1.Game/"
         out += [(svc + "CreateGame", pb.CreateGameRequest, False),
                 (svc + "Act", pb.ActRequest, False),
                 (svc + "GetView", apb.GetViewRequest, False),
@@ -388,7 +388,7 @@ _logs: dict[str, list[str]] = {}
 
 def finished_log(name: str) -> list[str]:
     if name not in _logs:
-        game = registry.game(name)
+        game = suite.game(name)
 
         async def play() -> list[str]:
             host = Host(MemoryStore(), {name: game}, ai_dispatch=in_process_ai)

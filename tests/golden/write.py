@@ -16,11 +16,11 @@ import asyncio
 import sys
 from pathlib import Path
 
-from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Caller, Host
 from services.core.store import MemoryStore
+from tests.conformance import suite
 from tests.conformance.playouts import MAX_COMMANDS, next_command, slug, tables
 
 FOLDER = Path(__file__).resolve().parent
@@ -51,8 +51,8 @@ async def golden_log(game: Game, variant: Variant) -> list[str]:
 
 
 def main(names: list[str]) -> int:
-    for name in registry.GAME_MODULES:
-        game = registry.game(name)
+    for name in suite.NAMES:
+        game = suite.game(name)
         for variant in tables(name):
             path = path_of(game, variant)
             named = f"{name}/{slug(variant)}"

@@ -17,6 +17,7 @@ from services import games as registry
 from services.core.server import Config
 from services.core.store import Store
 from services.process import build, shutdown
+from tests.conformance import suite
 
 ADMIN = "live-admin"
 
@@ -59,7 +60,7 @@ def method(channel: grpc.aio.Channel, game: str, name: str, reply: Any) -> Any:
 
 
 def play_stream(channel: grpc.aio.Channel, game: str, token: str = "") -> Any:
-    pb = registry.game(game).pb
+    pb = suite.game(game).pb
     open_call = channel.stream_stream(f"/arbiter.{game}.v1.Game/Play",
                                       request_serializer=pb.PlayRequest.SerializeToString,
                                       response_deserializer=pb.PlayResponse.FromString)
@@ -90,7 +91,7 @@ async def drive(channel: grpc.aio.Channel, game: str, game_id: str, seats: list[
     """Every seat plays what `choose` picks (None: stays silent) of the legal commands pushed
     to it, until the game ends (its streams end), `max_commands` were sent in all, or a
     message satisfies `stop`."""
-    pb = registry.game(game).pb
+    pb = suite.game(game).pb
     budget = [max_commands]
     stopping = [False]
 
@@ -150,7 +151,7 @@ async def check_against_watch_and_views(channel: grpc.aio.Channel, game: str, ga
     """What the seat's Play stream pushed is what Watch gives (entries) and what Replay and
     GetView give (views); legal commands came exactly while the seat was to act. Returns the
     number of updates checked."""
-    pb = registry.game(game).pb
+    pb = suite.game(game).pb
     # A stream stopped before the game did: reopening it from its last version brings the
     # rest (and checks the catch-up too), so its last view is the game now.
     had = max(m.view.version for m in seat.messages if m.HasField("view"))

@@ -21,8 +21,9 @@ from services.core.happened import SAID, _probe
 from services.core.host import Caller, Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from tests.conformance import suite
 
-GAMES = list(registry.GAME_MODULES)
+GAMES = suite.NAMES  # every game, and the template
 
 
 def kinds(game: Game) -> list[str]:
@@ -49,7 +50,7 @@ def played(game: Game, seed: int, commands: int = 300) -> tuple[list[Any], int]:
 
 @pytest.fixture(params=GAMES)
 def game(request: pytest.FixtureRequest) -> Game:
-    return registry.game(request.param)
+    return suite.game(request.param)
 
 
 def test_every_event_kind_is_described_for_a_seat_and_a_spectator(game: Game) -> None:

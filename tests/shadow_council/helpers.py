@@ -109,7 +109,7 @@ def of_kind(events: Sequence[pb.Event], kind: str) -> list[Any]:
 def start_round(state: State, event: str, round: int = 2,
                 seed: int = 0) -> tuple[State, list[pb.Event]]:
     """Start `round` with `event` drawn, and play on until someone must choose."""
-    out = rules.Decision(state, Rng.for_test(seed))
+    out = rules.Resolution(state, Rng.for_test(seed))
     try:
         rules.begin_round(out, round, event)
         rules._advance(out)
@@ -127,7 +127,7 @@ def new_game(n: int = 4, seed: int = 0, ai: Sequence[bool] | None = None,
 
 def shadow_phase(state: State, seed: int = 0) -> tuple[State, list[pb.Event]]:
     """Run only the shadow phase on `state`."""
-    out = rules.Decision(state, Rng.for_test(seed))
+    out = rules.Resolution(state, Rng.for_test(seed))
     try:
         rules._shadow_phase(out)
     except rules._Finished:

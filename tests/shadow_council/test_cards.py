@@ -1,4 +1,4 @@
-"""Every one of the 32 cards, as printed (rules/shadow-council.txt, "Card System").
+"""Every one of the 32 cards, as printed (Shadow Council — Game Manual, "Card System").
 
 Table: seat 0 General, 1 Merchant (Order), 2 Assassin, 3 Alchemist (Chaos); seat 0 to act.
 """

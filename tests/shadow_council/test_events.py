@@ -1,4 +1,4 @@
-"""The 12 global events (rules/shadow-council.txt, "Event System"). Round 1 is used where the
+"""The 12 global events (Shadow Council — Game Manual, "Event System"). Round 1 is used where the
 passives would otherwise blur the numbers (passives skip round 1)."""
 
 from __future__ import annotations

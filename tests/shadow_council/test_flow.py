@@ -1,5 +1,5 @@
 """Setup and the round: actions, gold-peek, the shadow phase, the guess phase, the end
-(rules/shadow-council.txt, "Game Flow", "Guess System", "Identity Assignment Rules")."""
+(Shadow Council — Game Manual, "Game Flow", "Guess System", "Identity Assignment Rules")."""
 
 from __future__ import annotations
 

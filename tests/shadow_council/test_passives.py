@@ -1,4 +1,4 @@
-"""The six passives, Disguise and Brainwash (rules/shadow-council.txt, "Character System",
+"""The six passives, Disguise and Brainwash (Shadow Council — Game Manual, "Character System",
 "Special Mechanics"). Seats 0-5 hold General, Merchant, Prophet, Assassin, Alchemist, Spy."""
 
 from __future__ import annotations

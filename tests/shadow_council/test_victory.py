@@ -1,5 +1,5 @@
-"""Eliminations, Guard and victory (rules/shadow-council.txt, "Elimination Conditions",
-"Victory Conditions", "Guard"; RULINGS.md "Shadow Council")."""
+"""Eliminations, Guard and victory (Shadow Council — Game Manual, "Elimination Conditions",
+"Victory Conditions", "Guard"; the project rulings)."""
 
 from __future__ import annotations
 
