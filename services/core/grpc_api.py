@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
@@ -23,7 +26,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError, Seat
 from services.core.guard import LIMITED, TokenBuckets, Undecodable, peer_address, tolerant
@@ -33,13 +35,14 @@ from services.core.offload import Busy
 from services.core.reads import (
     Caller,
     ForkHidden,
-    Loaded,
     NotFound,
     PermissionDenied,
     StaleVersion,
     Unauthenticated,
 )
 from services.core.store import StoreUnavailable
+from services.core.streams import Full, StreamSlots
+from services.core.table import Ended, Reset, Subscriber, Table, seat_event
 
 log = logging.getLogger("arbiter")
 DOMAIN = "arbiter.dev"
@@ -85,7 +88,9 @@ def _status_of(error: Exception) -> Rejected | None:
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
         return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
                         "the event store cannot be reached; retry with the same command id")
-    if isinstance(error, live.Ended):
+    if isinstance(error, Reset):
+        return Rejected(S.UNAVAILABLE, "STREAM_RESET", str(error))
+    if isinstance(error, Ended):
         return Rejected(S.UNAVAILABLE, "STREAM_ENDED", str(error))
     if isinstance(error, Busy):
         return Rejected(S.RESOURCE_EXHAUSTED, "BUSY", str(error), retry_after=1.0)
@@ -225,7 +230,7 @@ def refuse_undecodable(service: str, method: str, request: Any) -> None:
 
 
 Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
-Streaming = Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
+Outgoing = Callable[[Any, grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 Session = Callable[[grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 
 
@@ -234,7 +239,7 @@ class _Call:
     status codes with details. Used as `async with _Call(...)` around a handler's body."""
 
     def __init__(self, labels: tuple[str, str, str], context: grpc.aio.ServicerContext,
-                 in_flight: InFlight) -> None:
+                 in_flight: InFlight | None) -> None:
         self.labels, self.context, self.in_flight = labels, context, in_flight
         self.entered = False
         self.code = "OK"
@@ -246,7 +251,8 @@ class _Call:
         self.t0 = time.perf_counter()
         self.code = "OK"
         try:
-            self.in_flight.enter()
+            if self.in_flight is not None:  # (streams take their slot once they know the seat)
+                self.in_flight.enter()
         except Rejected as refused:  # the caller aborts with it; count it here
             self.code = refused.code.name
             self._done()
@@ -262,14 +268,15 @@ class _Call:
         METRICS.msg_sent(*self.labels).inc()
 
     async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
-        if self.entered:
+        if self.entered and self.in_flight is not None:
             self.in_flight.leave()
         try:
             if error is None:
                 return False
-            if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
+            if isinstance(error, (GeneratorExit, asyncio.CancelledError)) or \
+                    self.context.cancelled():  # the client hung up: whatever failed after
                 self.code = "CANCELLED"
-                return False
+                return isinstance(error, Exception)  # nobody to answer
             if not isinstance(error, Exception) or isinstance(error, grpc.aio.AbortError):
                 self.code = "UNKNOWN"  # the status is already set, or the process is ending
                 return False
@@ -300,29 +307,27 @@ def guarded_unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> 
     return handler
 
 
-def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) -> Streaming:
+def _outgoing(service: str, method: str, fn: Outgoing) -> Any:
+    """A server stream written through its context (Watch); its slot is taken inside."""
     labels = ("server_stream", service, method)
 
-    async def handler(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        call = _Call(labels, context, in_flight)
+    async def handler(request: Any, context: grpc.aio.ServicerContext) -> None:
+        call = _Call(labels, context, None)
         try:
             async with call:
-                in_flight.admission.check(service, method, request, context)
-                async for reply in fn(request, context):
-                    call.sent()
-                    yield reply
+                await fn(request, context, call)
         except Rejected as refused:
             await _abort(context, refused)
 
     return handler
 
 
-def _session(service: str, method: str, fn: Session, in_flight: InFlight) -> Any:
+def _session(service: str, method: str, fn: Session) -> Any:
     """A bidirectional stream read and written through its context (Play)."""
     labels = ("bidi_stream", service, method)
 
     async def handler(request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
-        call = _Call(labels, context, in_flight)
+        call = _Call(labels, context, None)
         try:
             async with call:
                 await fn(context, call)
@@ -335,191 +340,243 @@ def _session(service: str, method: str, fn: Session, in_flight: InFlight) -> Any
 # ---- a game's service ---------------------------------------------------------------------
 
 
-def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, watching: InFlight
-                 ) -> tuple[str, grpc.GenericRpcHandler]:
-    pb = game.pb
-    service = f"arbiter.{game.name}.v1.Game"
+@dataclass
+class GameApi:
+    """What a game's handlers are given: the host, the game, and the stream slots."""
 
-    async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
-            raise MalformedCommand(
-                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                f"not {len(request.seats)}", "seats")
-        for i, s in enumerate(request.seats):
-            if s.kind not in apb.SeatKind.values():
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
-                               f"seat {i}: no seat kind {s.kind}; use HUMAN, AI or OPEN",
-                               "seats")
-        seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
-                 for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
-                                    strict=True)]
-        made = await host.create(game.name, seats, request.options)
-        return apb.CreateGameResponse(
-            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
-            invitations=[apb.Invitation(seat=s, code=c)
-                         for s, c in sorted(made.invitations.items())])
+    host: Host
+    game: Game
+    streams: StreamSlots
+    admission: Admission  # names the client a stream's share is counted for
 
-    async def load(game_id: str, context: grpc.aio.ServicerContext, fresh: bool = False
-                   ) -> Loaded:
-        """The game, which must be one of this service's: another game's id is not found here
-        (its rules would judge a command meant for these). A fork of a running game is the
-        admin's alone."""
-        _need_game_id(game_id)
-        loaded = await host.load(game_id, fresh)
-        if loaded.game is not game:
-            raise NotFound(f"game {game_id!r} is a {loaded.game.name} game, not {game.name}; "
-                           f"use arbiter.{loaded.game.name}.v1.Game")
-        await host.check_visible(loaded, _caller(context, None))
-        return loaded
+    @property
+    def service(self) -> str:
+        return f"arbiter.{self.game.name}.v1.Game"
 
-    def check_command(request: Any) -> int | None:
-        """Act's own checks of a request; its expected version (None: unset)."""
-        _need_game_id(request.game_id)
-        if len(request.command_id) > MAX_COMMAND_ID:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
-                           f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
-        if request.command_id.startswith(SERVER_COMMAND_IDS):
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
-                           f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
-                           "server's own (bots and deadlines); choose another", "command_id")
-        return request.expected_version if request.HasField("expected_version") else None
 
-    async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        expected = check_command(request)
-        await load(request.game_id, context)
-        result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
-                                request.command, request.command_id, expected)
-        events = []
-        for e in result.events:
-            redacted = game.redact(e, result.seat)
-            if redacted is not None:
-                redacted.version = e.version
-                events.append(redacted)
-        view = host.view_of(await host.load(request.game_id), result.seat, result.state,
-                            result.state_version)
-        return pb.ActResponse(version=result.version, events=events, view=view)
+async def create_game(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    game = api.game
+    if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
+        raise MalformedCommand(
+            "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+            f"not {len(request.seats)}", "seats")
+    for i, s in enumerate(request.seats):
+        if s.kind not in apb.SeatKind.values():
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
+                           f"seat {i}: no seat kind {s.kind}; use HUMAN, AI or OPEN", "seats")
+    seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
+             for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
+                                strict=True)]
+    made = await api.host.create(game.name, seats, request.options)
+    return apb.CreateGameResponse(
+        game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+        tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
+        invitations=[apb.Invitation(seat=s, code=c) for s, c in sorted(made.invitations.items())])
 
-    async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        return host.view_of(loaded, seat)
 
-    async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
-                    ) -> Any:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
-        assert seat is not None
-        commands = []
-        if not loaded.finished and seat in game.to_act(loaded.state):
-            commands = game.legal_actions(loaded.state, seat)
-        return pb.LegalActions(version=loaded.version, seat=seat, commands=commands)
+async def load_table(api: GameApi, game_id: str, context: grpc.aio.ServicerContext,
+                     fresh: bool = False) -> Table:
+    """The game's table, which must be one of this service's: another game's id is not found
+    here (its rules would judge a command meant for these). A fork of a running game is the
+    admin's alone."""
+    _need_game_id(game_id)
+    table = await api.host.tables.load(game_id, fresh)
+    if table.game is not api.game:
+        raise NotFound(f"game {game_id!r} is a {table.game.name} game, not {api.game.name}; "
+                       f"use arbiter.{table.game.name}.v1.Game")
+    await api.host.check_visible(table, _caller(context, None))
+    return table
 
-    async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
-                    ) -> AsyncIterator[bytes]:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        sub = await hub.subscribe(loaded, seat, False, request.from_version)
-        # Headers now: a client waiting for them knows the stream is following the game.
-        await context.send_initial_metadata(())
+
+def check_command(request: Any) -> int | None:
+    """Act's own checks of a request; its expected version (None: unset)."""
+    _need_game_id(request.game_id)
+    if len(request.command_id) > MAX_COMMAND_ID:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
+                       f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
+    if request.command_id.startswith(SERVER_COMMAND_IDS):
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
+                       f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
+                       "server's own (bots and deadlines); choose another", "command_id")
+    return request.expected_version if request.HasField("expected_version") else None
+
+
+async def act(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    expected = check_command(request)
+    table = await load_table(api, request.game_id, context)
+    result = await api.host.act_at(table, _caller(context, _opt_seat(request)),
+                                   request.command, request.command_id, expected)
+    events = [shown for e in result.events
+              if (shown := seat_event(api.game, e, e.version, result.seat)) is not None]
+    view = result.table.view(result.seat, result.state, result.state_version)
+    return api.game.pb.ActResponse(version=result.version, events=events, view=view)
+
+
+async def get_view(api: GameApi, request: apb.GetViewRequest,
+                   context: grpc.aio.ServicerContext) -> Any:
+    table = await load_table(api, request.game_id, context, fresh=True)
+    return table.view(api.host.seat_of(table, _caller(context, _opt_seat(request)), False))
+
+
+async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
+                context: grpc.aio.ServicerContext) -> Any:
+    table = await load_table(api, request.game_id, context, fresh=True)
+    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=True)
+    return api.game.pb.LegalActions(version=table.version, seat=seat, commands=table.legal(seat))
+
+
+@contextlib.contextmanager
+def stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
+                seat: int | None) -> Iterator[None]:
+    try:
+        with api.streams.slot(api.admission.client_of(context), game_id, seat):
+            yield
+    except Full as full:
+        raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message) from None
+
+
+async def watch(api: GameApi, request: apb.WatchRequest, context: grpc.aio.ServicerContext,
+                call: _Call) -> None:
+    refuse_undecodable(api.service, "Watch", request)
+    table = await load_table(api, request.game_id, context, fresh=True)
+    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=False)
+    with stream_slot(api, context, table.game_id, seat):
+        sub = await api.host.tables.subscribe(table, seat, False, request.from_version)
         try:
-            while items := await sub.next():
-                for message, _ in items:
-                    yield message  # serialized once per seat by the hub
+            # Headers now: a client waiting for them knows the stream is following the game.
+            await context.send_initial_metadata(())
+            await send_until_over(context, call, sub, asyncio.Lock())
         finally:
-            hub.unsubscribe(loaded, sub)
+            api.host.tables.unsubscribe(table, sub)
 
-    async def play(context: grpc.aio.ServicerContext, call: _Call) -> None:
-        first = await context.read()
-        refuse_undecodable(service, "Play", first)
-        if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
-                           "first message is `open` (the game and your version)", "open")
-        opened = first.open
-        loaded = await load(opened.game_id, context, fresh=True)
-        seat_asked = opened.seat if opened.HasField("seat") else None
-        caller = _caller(context, seat_asked)
-        seat = host.seat_of(loaded, caller, acting=False)
-        sub = await hub.subscribe(loaded, seat, True, opened.from_version)
+
+async def play(api: GameApi, context: grpc.aio.ServicerContext, call: _Call) -> None:
+    first = await context.read()
+    refuse_undecodable(api.service, "Play", first)
+    if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
+                       "first message is `open` (the game and your version)", "open")
+    opened = first.open
+    table = await load_table(api, opened.game_id, context, fresh=True)
+    caller = _caller(context, opened.seat if opened.HasField("seat") else None)
+    seat = api.host.seat_of(table, caller, acting=False)
+    with stream_slot(api, context, table.game_id, seat):
+        sub = await api.host.tables.subscribe(table, seat, True, opened.from_version)
         busy = asyncio.Lock()  # held while one of the client's commands runs
-
-        async def command(request: Any) -> tuple[int, bytes]:
-            """(version, PlayResponse holding only the answer) for one command."""
-            refuse_undecodable(service, "Play", request)
-            if request.WhichOneof("kind") != "act":
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
-                               "a Play stream is opened once; send `act` messages", "open")
-            act = request.act
-            if not act.game_id:
-                act.game_id = opened.game_id
-            elif act.game_id != opened.game_id:
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
-                               f"plays {opened.game_id!r}; open another for another game",
-                               "game_id")
-            expected = check_command(act)
-            result = await host.act(opened.game_id, Caller(
-                caller.token, caller.admin_token, act.seat if act.HasField("seat") else
-                seat_asked), act.command, act.command_id, expected)
-            return result.version, pb.PlayResponse(answer=apb.PlayAnswer(
-                command_id=act.command_id, version=result.version)).SerializeToString()
-
-        async def read_commands() -> None:
-            while True:
-                try:
-                    request = await context.read()
-                except (grpc.aio.AioRpcError, grpc.RpcError, asyncio.InvalidStateError):
-                    return  # the stream is over
-                if request is grpc.aio.EOF:
-                    return  # the client sends no more; the stream goes on pushing
-                METRICS.msg_received(*call.labels).inc()
-                async with busy:
-                    try:
-                        version, answer = await command(request)
-                    except Exception as error:  # answered on the stream, which goes on
-                        refused = _refusal(error, "Play")
-                        version, answer = 0, pb.PlayResponse(answer=apb.PlayAnswer(
-                            command_id="" if isinstance(request, Undecodable) else
-                            request.act.command_id,
-                            error=_status(refused))).SerializeToString()
-                    sub.answer(version, answer)
-
-        reader = asyncio.get_running_loop().create_task(read_commands())
+        reader = asyncio.get_running_loop().create_task(
+            read_commands(api, context, call, table, caller, sub, busy))
         try:
-            while True:
-                items = await sub.next()
-                if not items:
-                    async with busy:  # a command under way still gets its answer
-                        items = await sub.next()
-                    if not items:
-                        break
-                pending = b""
-                for message, is_answer in items:
-                    if is_answer and pending:
-                        pending += message  # one message: the batch and its answer
-                        continue
-                    if pending:
-                        await context.write(pending)
-                        call.sent()
-                    pending = message
-                await context.write(pending)
-                call.sent()
+            await send_until_over(context, call, sub, busy)
         finally:
             reader.cancel()
-            hub.unsubscribe(loaded, sub)
+            api.host.tables.unsubscribe(table, sub)
 
+
+async def play_command(api: GameApi, table: Table, caller: Caller, request: Any
+                       ) -> tuple[int, bytes]:
+    """(version, PlayResponse holding only the answer) for one command of a Play stream."""
+    refuse_undecodable(api.service, "Play", request)
+    if request.WhichOneof("kind") != "act":
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
+                       "a Play stream is opened once; send `act` messages", "open")
+    act = request.act
+    if not act.game_id:
+        act.game_id = table.game_id
+    elif act.game_id != table.game_id:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
+                       f"plays {table.game_id!r}; open another for another game", "game_id")
+    expected = check_command(act)
+    if table.gone:  # reset under the stream (which is ending): the game as the store has it
+        table = await api.host.tables.load(table.game_id)
+    seat = act.seat if act.HasField("seat") else caller.seat
+    result = await api.host.act_at(table, Caller(caller.token, caller.admin_token, seat),
+                                   act.command, act.command_id, expected)
+    return result.version, api.game.pb.PlayResponse(answer=apb.PlayAnswer(
+        command_id=act.command_id, version=result.version)).SerializeToString()
+
+
+async def read_commands(api: GameApi, context: grpc.aio.ServicerContext, call: _Call,
+                        table: Table, caller: Caller, sub: Subscriber, busy: asyncio.Lock
+                        ) -> None:
+    """A Play stream's commands, one at a time, each answered on the stream; none once the
+    stream is over (a client that does not read is ended, not fed)."""
+    while sub.ended is None:
+        try:
+            request = await context.read()
+        except (grpc.aio.AioRpcError, grpc.RpcError, asyncio.InvalidStateError):
+            return  # the stream is over
+        if request is grpc.aio.EOF or sub.ended is not None:
+            return  # the client sends no more; the stream goes on pushing
+        METRICS.msg_received(*call.labels).inc()
+        async with busy:
+            try:
+                version, answer = await play_command(api, table, caller, request)
+            except Exception as error:  # answered on the stream, which goes on
+                refused = _refusal(error, "Play")
+                version, answer = 0, api.game.pb.PlayResponse(answer=apb.PlayAnswer(
+                    command_id="" if isinstance(request, Undecodable) else
+                    request.act.command_id, error=_status(refused))).SerializeToString()
+            sub.answer(version, answer)
+
+
+async def send_until_over(context: grpc.aio.ServicerContext, call: _Call, sub: Subscriber,
+                          busy: asyncio.Lock) -> None:
+    """Write what the stream's mailbox holds until the stream is over; if the server ends it
+    (its client stopped reading) while a write waits for the client, the write is given up
+    and the stream ends with the reason."""
+    writer = asyncio.get_running_loop().create_task(_send(context, call, sub, busy))
+    ended = asyncio.get_running_loop().create_task(sub.over.wait())
+    try:
+        await asyncio.wait((writer, ended), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+        if not writer.done():
+            writer.cancel()
+    if sub.ended is not None and not (writer.done() and not writer.cancelled()
+                                      and writer.exception() is None):
+        raise sub.ended
+    writer.result()
+
+
+async def _send(context: grpc.aio.ServicerContext, call: _Call, sub: Subscriber,
+                busy: asyncio.Lock) -> None:
+    while True:
+        items = await sub.next()
+        if not items:
+            async with busy:  # a command under way still gets its answer
+                items = await sub.next()
+            if not items:
+                return
+        pending = b""
+        for message, is_answer in items:
+            if is_answer and pending:
+                pending += message  # one message: the batch and its answer
+                continue
+            if pending:
+                await context.write(pending)
+                call.sent()
+            pending = message
+        await context.write(pending)
+        call.sent()
+
+
+def game_service(host: Host, game: Game, in_flight: InFlight, streams: StreamSlots
+                 ) -> tuple[str, grpc.GenericRpcHandler]:
+    api = GameApi(host, game, streams, in_flight.admission)
+    pb, service = game.pb, api.service
     handlers = _unary_handlers(service, in_flight, {
-        "CreateGame": (create_game, pb.CreateGameRequest, apb.CreateGameResponse),
-        "Act": (act, pb.ActRequest, pb.ActResponse),
-        "GetView": (get_view, apb.GetViewRequest, pb.View),
-        "ListLegalActions": (legal, apb.ListLegalActionsRequest, pb.LegalActions),
+        "CreateGame": (partial(create_game, api), pb.CreateGameRequest, apb.CreateGameResponse),
+        "Act": (partial(act, api), pb.ActRequest, pb.ActResponse),
+        "GetView": (partial(get_view, api), apb.GetViewRequest, pb.View),
+        "ListLegalActions": (partial(legal, api), apb.ListLegalActionsRequest, pb.LegalActions),
     })
     handlers.update({
-        # Both streams send messages the hub serialized once for every stream of a seat.
+        # Both streams send messages serialized once for every stream of a seat.
         "Watch": grpc.unary_stream_rpc_method_handler(
-            _streaming(service, "Watch", watch, watching),
+            _outgoing(service, "Watch", partial(watch, api)),
             request_deserializer=tolerant(apb.WatchRequest.FromString)),
         "Play": grpc.stream_stream_rpc_method_handler(
-            _session(service, "Play", play, watching),
+            _session(service, "Play", partial(play, api)),
             request_deserializer=tolerant(pb.PlayRequest.FromString)),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
@@ -621,7 +678,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     or not await host.ancestor_running(g.forked_from)]
         return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
 
-    async def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
+    async def whole_log_allowed(loaded: Table, context: grpc.aio.ServicerContext) -> None:
         """A running game's log holds every hand and hidden card: only the admin may have it
         (or fork the game, which hands out every seat). Once over, it is public (a fork: once
         its parent is over too)."""
