@@ -126,6 +126,10 @@ class Tables:
                 return True
         return False
 
+    def held(self, game_id: str) -> Table | None:
+        """The game's table if this process holds it (nothing is read)."""
+        return self._held.get(game_id)
+
     def add(self, table: Table) -> None:
         """Hold a game this process has just created."""
         self._held[table.game_id] = table

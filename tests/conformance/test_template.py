@@ -10,7 +10,6 @@ from services.core.decider import Game, Variant
 from services.toy import GAME as TEMPLATE
 from tests.conformance.playouts import play
 from tests.conformance.test_conformance import (  # noqa: F401 - collected here, on the template
-    test_a_command_without_an_action_is_malformed,
     test_a_tampered_log_is_caught_at_its_line,
     test_ai_seats_play_to_the_end_through_the_command_path,
     test_export_import_verify_round_trip,
@@ -18,6 +17,7 @@ from tests.conformance.test_conformance import (  # noqa: F401 - collected here,
     test_rejected_commands_change_nothing,
     test_replaying_the_log_gives_the_state_and_nothing_mutates,
     test_the_host_refuses_a_seat_that_may_not_act,
+    test_the_platform_refuses_before_the_rules_run,
     test_the_same_seed_gives_the_same_game,
 )
 from tests.conformance.test_playouts import Contract, kinds
