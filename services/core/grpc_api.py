@@ -628,140 +628,151 @@ ListGames = Callable[[apb.ListGamesRequest, PageCursor | None, int],
                      Awaitable[tuple[list[apb.GameSummary], PageCursor | None]]]
 
 
+async def with_lobby(host: Host, summary: apb.GameSummary) -> apb.GameSummary:
+    """A game created with open seats: who joined, what is still open, and whether it
+    waits or expired (the read model sees only the log, and joins are not in it)."""
+    if summary.status != apb.ACTIVE or all(s.kind != apb.OPEN for s in summary.seats):
+        return summary
+    try:
+        still_open, expired, names = await host.lobby_status(summary.game_id)
+    except NotFound:
+        return summary
+    for seat, name in names.items():
+        summary.seats[seat].kind = apb.HUMAN
+        summary.seats[seat].name = name
+    if still_open:
+        summary.open_seats[:] = still_open
+        summary.status = apb.EXPIRED if expired else apb.WAITING
+        del summary.to_act[:]
+    return summary
+
+
+async def list_games_page(host: Host, list_games: ListGames, request_in: apb.ListGamesRequest,
+                          context: grpc.aio.ServicerContext) -> apb.ListGamesResponse:
+    request = request_in
+    if request.game and request.game not in host.games:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
+                       f"no game named {request.game!r}", "game")
+    if request.status not in apb.GameStatus.values():
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_STATUS",
+                       f"no game status {request.status}", "status")
+    size = request.page_size or 50
+    if not 0 < size <= 500:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
+                       "page_size must be between 1 and 500", "page_size")
+    wanted = request.status
+    if wanted in (apb.WAITING, apb.EXPIRED):
+        # The read model knows these as active games; the lobby's state is the host's.
+        request = apb.ListGamesRequest()
+        request.CopyFrom(request_in)
+        request.status = apb.ACTIVE
+    page, after = await list_games(request, _page_cursor(request.page_token), size)
+    page = [g for g in [await with_lobby(host, g) for g in page]
+            if wanted == apb.GAME_STATUS_UNSPECIFIED or g.status == wanted]
+    if not host.is_admin(_caller(context, None)):
+        # Forks of running games are the admin's: left out (a page may come out short).
+        page = [g for g in page if not g.forked_from
+                or not await host.ancestor_running(g.forked_from)]
+    return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
+
+
+async def whole_log_allowed(host: Host, loaded: Table, context: grpc.aio.ServicerContext
+                            ) -> None:
+    """A running game's log holds every hand and hidden card: only the admin may have it
+    (or fork the game, which hands out every seat). Once over, it is public (a fork: once
+    its parent is over too)."""
+    if not host.is_admin(_caller(context, None)) and not await host.log_is_public(loaded):
+        raise PermissionDenied("the log of a running game holds hidden information; it is "
+                               "public once the game is over (or to the admin token)")
+
+
+async def export_log(host: Host, request: apb.ExportLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.ExportLogResponse:
+    _need_game_id(request.game_id)
+    loaded, entries = await host.history(request.game_id)
+    await whole_log_allowed(host, loaded, context)
+    lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
+    return apb.ExportLogResponse(lines=lines)
+
+
+async def import_log(host: Host, request: apb.ImportLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.ImportLogResponse:
+    game_id, version = await import_lines(host, list(request.lines))
+    return apb.ImportLogResponse(game_id=game_id, version=version)
+
+
+async def verify_log(host: Host, request: apb.VerifyLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.VerifyLogResponse:
+    try:
+        if request.WhichOneof("source") == "game_id":
+            _need_game_id(request.game_id)
+            loaded, entries = await host.history(request.game_id)
+            await host.check_visible(loaded, _caller(context, None))
+            # The server holds the seed of a running game: it can verify it privately.
+            seed = loaded.seed if host.is_admin(_caller(context, None)) else None
+            parent = await host.parent_events(loaded.game, entries[0].started, True)
+            await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
+        else:
+            lines = list(request.log.lines)
+            gamelog.check_sizes(lines)
+            game = _game_of_lines(host, lines)
+            entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
+            parent = await host.parent_events(game, entries[0].started)
+            await host.cpu.run(gamelog.verify, game, entries, None, parent)
+    except gamelog.BadLog as bad:
+        return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
+                                     first_bad_line=bad.line, reason=bad.reason)
+    return apb.VerifyLogResponse(ok=True, entries=len(entries))
+
+
+async def replay_game(host: Host, request: apb.ReplayRequest,
+                      context: grpc.aio.ServicerContext) -> apb.ReplayResponse:
+    _need_game_id(request.game_id)
+    await host.check_visible(await host.load(request.game_id), _caller(context, None))
+    loaded, state, version, noted = await host.replay_with_journal(request.game_id,
+                                                                  request.version)
+    seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
+    packed = any_pb2.Any()
+    packed.Pack(host.view_of(loaded, seat, state, version, noted))
+    return apb.ReplayResponse(version=version, view=packed)
+
+
+async def fork_game(host: Host, request: apb.ForkGameRequest,
+                    context: grpc.aio.ServicerContext) -> apb.CreateGameResponse:
+    _need_game_id(request.game_id)
+    await whole_log_allowed(host, await host.load(request.game_id, fresh=True), context)
+    made = await host.fork(request.game_id, request.version)
+    return apb.CreateGameResponse(
+        game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+        tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())])
+
+
+async def ping(host: Host, request: apb.PingRequest,
+               context: grpc.aio.ServicerContext) -> apb.PingResponse:
+    return apb.PingResponse()
+
+
+async def join_game(host: Host, request: apb.JoinGameRequest,
+                    context: grpc.aio.ServicerContext) -> apb.JoinGameResponse:
+    joined = await host.join(request.code, request.name)
+    return apb.JoinGameResponse(
+        game_id=joined.game_id, game=joined.game, seat=joined.seat,
+        token=joined.token, open_seats=joined.open_seats, version=joined.version)
+
+
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     ) -> tuple[str, grpc.GenericRpcHandler]:
     service = "arbiter.v1.Arbiter"
-
-    async def with_lobby(summary: apb.GameSummary) -> apb.GameSummary:
-        """A game created with open seats: who joined, what is still open, and whether it
-        waits or expired (the read model sees only the log, and joins are not in it)."""
-        if summary.status != apb.ACTIVE or all(s.kind != apb.OPEN for s in summary.seats):
-            return summary
-        try:
-            still_open, expired, names = await host.lobby_status(summary.game_id)
-        except NotFound:
-            return summary
-        for seat, name in names.items():
-            summary.seats[seat].kind = apb.HUMAN
-            summary.seats[seat].name = name
-        if still_open:
-            summary.open_seats[:] = still_open
-            summary.status = apb.EXPIRED if expired else apb.WAITING
-            del summary.to_act[:]
-        return summary
-
-    async def games(request_in: apb.ListGamesRequest, context: grpc.aio.ServicerContext
-                    ) -> apb.ListGamesResponse:
-        request = request_in
-        if request.game and request.game not in host.games:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
-                           f"no game named {request.game!r}", "game")
-        if request.status not in apb.GameStatus.values():
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_STATUS",
-                           f"no game status {request.status}", "status")
-        size = request.page_size or 50
-        if not 0 < size <= 500:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
-                           "page_size must be between 1 and 500", "page_size")
-        wanted = request.status
-        if wanted in (apb.WAITING, apb.EXPIRED):
-            # The read model knows these as active games; the lobby's state is the host's.
-            request = apb.ListGamesRequest()
-            request.CopyFrom(request_in)
-            request.status = apb.ACTIVE
-        page, after = await list_games(request, _page_cursor(request.page_token), size)
-        page = [g for g in [await with_lobby(g) for g in page]
-                if wanted == apb.GAME_STATUS_UNSPECIFIED or g.status == wanted]
-        if not host.is_admin(_caller(context, None)):
-            # Forks of running games are the admin's: left out (a page may come out short).
-            page = [g for g in page if not g.forked_from
-                    or not await host.ancestor_running(g.forked_from)]
-        return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
-
-    async def whole_log_allowed(loaded: Table, context: grpc.aio.ServicerContext) -> None:
-        """A running game's log holds every hand and hidden card: only the admin may have it
-        (or fork the game, which hands out every seat). Once over, it is public (a fork: once
-        its parent is over too)."""
-        if not host.is_admin(_caller(context, None)) and not await host.log_is_public(loaded):
-            raise PermissionDenied("the log of a running game holds hidden information; it is "
-                                   "public once the game is over (or to the admin token)")
-
-    async def export(request: apb.ExportLogRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.ExportLogResponse:
-        _need_game_id(request.game_id)
-        loaded, entries = await host.history(request.game_id)
-        await whole_log_allowed(loaded, context)
-        lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
-        return apb.ExportLogResponse(lines=lines)
-
-    async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
-                         ) -> apb.ImportLogResponse:
-        game_id, version = await import_lines(host, list(request.lines))
-        return apb.ImportLogResponse(game_id=game_id, version=version)
-
-    async def verify(request: apb.VerifyLogRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.VerifyLogResponse:
-        try:
-            if request.WhichOneof("source") == "game_id":
-                _need_game_id(request.game_id)
-                loaded, entries = await host.history(request.game_id)
-                await host.check_visible(loaded, _caller(context, None))
-                # The server holds the seed of a running game: it can verify it privately.
-                seed = loaded.seed if host.is_admin(_caller(context, None)) else None
-                parent = await host.parent_events(loaded.game, entries[0].started, True)
-                await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
-            else:
-                lines = list(request.log.lines)
-                gamelog.check_sizes(lines)
-                game = _game_of_lines(host, lines)
-                entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
-                parent = await host.parent_events(game, entries[0].started)
-                await host.cpu.run(gamelog.verify, game, entries, None, parent)
-        except gamelog.BadLog as bad:
-            return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
-                                         first_bad_line=bad.line, reason=bad.reason)
-        return apb.VerifyLogResponse(ok=True, entries=len(entries))
-
-    async def replay(request: apb.ReplayRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.ReplayResponse:
-        _need_game_id(request.game_id)
-        await host.check_visible(await host.load(request.game_id), _caller(context, None))
-        loaded, state, version, noted = await host.replay_with_journal(request.game_id,
-                                                                      request.version)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        packed = any_pb2.Any()
-        packed.Pack(host.view_of(loaded, seat, state, version, noted))
-        return apb.ReplayResponse(version=version, view=packed)
-
-    async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.CreateGameResponse:
-        _need_game_id(request.game_id)
-        await whole_log_allowed(await host.load(request.game_id, fresh=True), context)
-        made = await host.fork(request.game_id, request.version)
-        return apb.CreateGameResponse(
-            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())])
-
-    async def ping(request: apb.PingRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.PingResponse:
-        return apb.PingResponse()
-
-    async def join(request: apb.JoinGameRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.JoinGameResponse:
-        joined = await host.join(request.code, request.name)
-        return apb.JoinGameResponse(
-            game_id=joined.game_id, game=joined.game, seat=joined.seat,
-            token=joined.token, open_seats=joined.open_seats, version=joined.version)
-
     handlers = _unary_handlers(service, in_flight, {
-        "ListGames": (games, apb.ListGamesRequest, apb.ListGamesResponse),
-        "ExportLog": (export, apb.ExportLogRequest, apb.ExportLogResponse),
-        "ImportLog": (import_log, apb.ImportLogRequest, apb.ImportLogResponse),
-        "VerifyLog": (verify, apb.VerifyLogRequest, apb.VerifyLogResponse),
-        "Replay": (replay, apb.ReplayRequest, apb.ReplayResponse),
-        "ForkGame": (fork, apb.ForkGameRequest, apb.CreateGameResponse),
-        "Ping": (ping, apb.PingRequest, apb.PingResponse),
-        "JoinGame": (join, apb.JoinGameRequest, apb.JoinGameResponse),
+        "ListGames": (partial(list_games_page, host, list_games), apb.ListGamesRequest,
+                      apb.ListGamesResponse),
+        "ExportLog": (partial(export_log, host), apb.ExportLogRequest, apb.ExportLogResponse),
+        "ImportLog": (partial(import_log, host), apb.ImportLogRequest, apb.ImportLogResponse),
+        "VerifyLog": (partial(verify_log, host), apb.VerifyLogRequest, apb.VerifyLogResponse),
+        "Replay": (partial(replay_game, host), apb.ReplayRequest, apb.ReplayResponse),
+        "ForkGame": (partial(fork_game, host), apb.ForkGameRequest, apb.CreateGameResponse),
+        "Ping": (partial(ping, host), apb.PingRequest, apb.PingResponse),
+        "JoinGame": (partial(join_game, host), apb.JoinGameRequest, apb.JoinGameResponse),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
 
