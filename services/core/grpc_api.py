@@ -532,10 +532,10 @@ async def send_until_over(context: grpc.aio.ServicerContext, call: _Call, sub: S
         ended.cancel()
         if not writer.done():
             writer.cancel()
-    if sub.ended is not None and not (writer.done() and not writer.cancelled()
-                                      and writer.exception() is None):
+    if writer.done() and not writer.cancelled():
+        writer.result()  # its error, if it failed (Ended included)
+    elif sub.ended is not None:
         raise sub.ended
-    writer.result()
 
 
 async def _send(context: grpc.aio.ServicerContext, call: _Call, sub: Subscriber,

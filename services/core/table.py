@@ -317,8 +317,7 @@ class Table:
             if entry.WhichOneof("body") == "finished":
                 self.finished = True
             self.said.feed(entry, event)
-            step = Step(entry, event, state)
-            steps.append(step)
+            steps.append(Step(entry, event, state))
             self.state, self.version = state, entry.version
         if steps and self.followed:
             self.steps.extend(steps)
@@ -382,21 +381,15 @@ class Table:
     def join(self, sub: Subscriber, steps: Sequence[Step]) -> None:
         """Queue a new stream's catch-up (`steps`) and follow the game from here on."""
         sub.version = max(sub.version, self.version)
-        if sub.play:
-            sub.push(self.version, play_message(self.game, steps, sub.seat, self.state,
-                                                self.version, self.finished, self.said.noted),
-                     live=False)
-        else:
-            for message in watch_messages(self.game, steps, sub.seat, self.said.noted):
-                sub.push(self.version, message, live=False)
+        for message in self.messages(steps, sub.play, sub.seat):
+            sub.push(self.version, message, live=False)
         sub.finished = self.finished
         if not sub.finished:
             self.subscribers.add(sub)
 
     def leave(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
-        if not self.followed:
-            self.unfollowed()
+        self.unfollowed()
 
     def unfollowed(self) -> None:
         """No stream follows: the steps are not worth their memory."""
