@@ -110,6 +110,10 @@ class Host:
     def store(self, store: Store) -> None:
         self.tables.store = store
 
+    @property
+    def snapshot_source(self) -> SnapshotSource | None:
+        return self.tables.snapshot_source
+
     def is_admin(self, caller: Caller) -> bool:
         if caller.trusted:
             return True
