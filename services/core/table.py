@@ -333,18 +333,17 @@ class Table:
         for sub in list(self.subscribers):
             fresh = steps if sub.version < first else \
                 [s for s in steps if s.entry.version > sub.version]
-            if not fresh:
-                continue
-            key = (sub.play, sub.seat)
-            messages = built.get(key) if fresh is steps else None
-            if messages is None:
-                messages = self.messages(fresh, sub.play, sub.seat)
-                if fresh is steps:
-                    built[key] = messages
-            for message in messages:
-                sub.push(self.version, message)
-            sub.version = self.version
-            if self.finished:
+            if fresh:
+                key = (sub.play, sub.seat)
+                messages = built.get(key) if fresh is steps else None
+                if messages is None:
+                    messages = self.messages(fresh, sub.play, sub.seat)
+                    if fresh is steps:
+                        built[key] = messages
+                for message in messages:
+                    sub.push(self.version, message)
+                sub.version = self.version
+            if self.finished:  # (a stream asked from a later version ends too)
                 sub.finished = True
                 sub.close()
         if self.finished:

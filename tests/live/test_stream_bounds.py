@@ -16,6 +16,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 from google.rpc import error_details_pb2, status_pb2
 
 from services import games as registry
+from services.core.host import Caller
 from services.core.metrics import METRICS
 from services.core.server import Config
 from services.core.store import MemoryStore
@@ -53,11 +54,12 @@ async def new_game(channel: grpc.aio.Channel) -> apb.CreateGameResponse:
         bpb.CreateGameRequest(seats=[apb.Seat(name="a"), apb.Seat(name="b")]))
 
 
-def watch(channel: grpc.aio.Channel, game_id: str) -> Any:
+def watch(channel: grpc.aio.Channel, game_id: str, from_version: int = 10**6) -> Any:
+    """A Watch stream (by default from a version to come: it sends nothing yet)."""
     call = channel.unary_stream("/arbiter.bubblee.v1.Game/Watch",
                                 request_serializer=apb.WatchRequest.SerializeToString,
                                 response_deserializer=bpb.Update.FromString)
-    return call(apb.WatchRequest(game_id=game_id, from_version=10**6))
+    return call(apb.WatchRequest(game_id=game_id, from_version=from_version))
 
 
 async def opened(call: Any, game_id: str) -> Any:
@@ -187,3 +189,45 @@ async def test_a_play_client_that_stops_reading_and_hangs_up_is_cancelled(
     now = {code: METRICS.rpc_handled(*PLAY, code)._value.get() - before
            for code, before in handled.items()}
     assert now == {"CANCELLED": 1, "INTERNAL": 0, "UNKNOWN": 0}
+
+
+async def test_a_watch_client_that_never_reads_is_ended(channel_to: Any) -> None:
+    behind = 5
+    process, channel = await channel_to(stream_behind=behind, admin_token="bounds-admin-token")
+    host = process.host
+    made = await method(channel, "bubblee", "CreateGame", apb.CreateGameResponse)(
+        bpb.CreateGameRequest(seats=[apb.Seat(name="a"), apb.Seat(name="b")]))
+    call = watch(channel, made.game_id, made.version)
+    await following(call)
+    table = process.host.tables.held(made.game_id)
+    moves = 0
+    while table.subscribers and not table.finished and moves < 2000:
+        seat = BUBBLEE.to_act(table.state)[0]
+        command = BUBBLEE.legal_actions(table.state, seat)[0]
+        await host.act(made.game_id, Caller(seat=seat, trusted=True), command)
+        moves += 1
+        await asyncio.sleep(0)  # the stream's writer runs
+    assert not table.subscribers and not table.finished, f"{moves} moves"
+    codes = []
+    try:
+        while (await asyncio.wait_for(call.read(), 5)) is not grpc.aio.EOF:
+            pass
+    except grpc.aio.AioRpcError as ended:
+        codes.append(ended.code())
+    assert codes == [grpc.StatusCode.UNAVAILABLE]
+
+
+async def test_a_watch_from_a_later_version_ends_with_the_game(channel_to: Any) -> None:
+    """It is sent nothing (the game never reaches that version), and ends with OK when the
+    game does, its slot freed."""
+    process, channel = await channel_to()
+    made = await new_game(channel)
+    call = watch(channel, made.game_id)
+    await following(call)
+    table = process.host.tables.held(made.game_id)
+    while not table.finished:
+        seat = BUBBLEE.to_act(table.state)[0]
+        command = BUBBLEE.legal_actions(table.state, seat)[0]
+        await process.host.act(made.game_id, Caller(seat=seat, trusted=True), command)
+    assert await asyncio.wait_for(call.read(), 5) is grpc.aio.EOF
+    assert await call.code() == grpc.StatusCode.OK
