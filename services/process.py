@@ -1,7 +1,7 @@
 """The server process: every configured game on one gRPC port, plus /metrics and HTTP.
 
 The composition root: the one place that knows both core and the workers. It makes the
-store, the read model, the live hub, the host (given every collaborator it needs) and the
+store, the read model, the games' tables, the host (given every collaborator it needs) and the
 workers, and puts the gRPC services in front of them.
 """
 
@@ -18,13 +18,15 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from services.core import grpc_api, guard, live, offload
+from services.core import grpc_api, guard, offload
 from services.core import server as parts
 from services.core.decider import Game
 from services.core.host import Host
+from services.core.live import Tables
 from services.core.offload import CpuPool
 from services.core.startup import CannotStart
 from services.core.store import Store, StoreOnRedis, StoreUnavailable
+from services.core.streams import StreamLimits, StreamSlots
 from services.workers import gameset
 from services.workers.grpc_sim import Limits, simulate_handler
 from services.workers.projections import snapshot_source
@@ -39,7 +41,7 @@ class Process:
 
     server: grpc.aio.Server
     host: Host
-    hub: live.Hub  # Watch and Play streams
+    tables: Tables  # the games held, and the Watch and Play streams following them
     workers: Workers  # read models, snapshots, projections, deadlines
     port: int  # the gRPC port bound
     http: parts.HttpTarget | None  # where the HTTP gateway calls the gRPC server; None: no HTTP
@@ -55,7 +57,7 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     store = store or parts.open_store(config)
     rm = read_model_of(store)
     snapshots = snapshot_source(rm)
-    hub = live.Hub(store, snapshots)
+    tables = Tables(store, games, snapshots, config.stream_behind)
     if config.broker_url:  # AI turns to Celery
         from services.workers.tasks import celery_dispatch
 
@@ -63,20 +65,23 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     else:
         ai_dispatch = parts.in_process_ai
     host = Host(store, games, config.admin_token, ai_dispatch=ai_dispatch,
-                snapshot_source=snapshots, on_append=hub.appended,
+                tables=tables,
                 cpu=CpuPool(config.cpu_processes, config.cpu_queue, lookup=gameset.game),
                 lobby_seconds=config.lobby_seconds)
     workers = Workers(host, rm)
     # grpc's own limit is a backstop; ours answers first, with a reason.
     server = grpc.aio.server(
-        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches,
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs * 2 + config.max_watches
+        + config.max_plays,
         options=parts.grpc_options(config))
     admission = admission_of(config, store)
     in_flight = grpc_api.InFlight(config.max_concurrent_rpcs, admission=admission)
-    watching = grpc_api.InFlight(config.max_watches, "Watch and Play streams")
+    streams = StreamSlots(StreamLimits(config.max_plays, config.max_watches,
+                                       config.streams_per_client, config.watches_per_game,
+                                       config.streams_per_seat))
     names = []
     for game in games.values():
-        name, handler = grpc_api.game_service(host, hub, game, in_flight, watching)
+        name, handler = grpc_api.game_service(host, game, in_flight, streams)
         server.add_generic_rpc_handlers((handler,))
         names.append(name)
 
@@ -113,7 +118,7 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
     reflection.enable_server_reflection(names, server)
     hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
     port = parts.listen(server, config.grpc_addr, credentials, hint)
-    return Process(server, host, hub, workers, port, http)
+    return Process(server, host, tables, workers, port, http)
 
 
 def admission_of(config: parts.Config, store: Store) -> grpc_api.Admission:
@@ -136,7 +141,7 @@ def admission_of(config: parts.Config, store: Store) -> grpc_api.Admission:
 
 async def shutdown(process: Process, grace: float = 5.0) -> None:
     """End every Watch and Play stream with OK, then stop the server."""
-    await process.hub.close()
+    await process.tables.close()
     await process.server.stop(grace)
 
 

@@ -329,8 +329,13 @@ class Game(Generic[S]):
 
     def decide_now(self, state: S, seat: int | None, command: Message, rng: Rng
                    ) -> list[Message]:
-        """decide, after the platform's own rule that only the seats in to_act may act.
-        The host and log verification both go through here, so they judge alike."""
+        """decide, after the platform's own refusals: a command naming no action, a game
+        over, a seat not in to_act. The host and log verification both go through here, so
+        they judge alike, and a game's decide never sees these."""
+        if command.WhichOneof("kind") is None:
+            raise MalformedCommand("NO_COMMAND", "the command names no action", "command")
+        if self.outcome(state) is not None:
+            raise RuleError("GAME_OVER", "the game is over")
         if seat is not None and seat not in self.to_act(state):
             raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
         return self.decide(state, seat, command, rng)

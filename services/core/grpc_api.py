@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
@@ -23,7 +26,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, RuleError, Seat
 from services.core.guard import (
@@ -44,13 +46,14 @@ from services.core.offload import Busy
 from services.core.reads import (
     Caller,
     ForkHidden,
-    Loaded,
     NotFound,
     PermissionDenied,
     StaleVersion,
     Unauthenticated,
 )
 from services.core.store import StoreUnavailable
+from services.core.streams import Full, StreamSlots
+from services.core.table import Ended, Reset, Subscriber, Table, seat_event
 
 log = logging.getLogger("arbiter")
 DOMAIN = "arbiter.dev"
@@ -96,7 +99,9 @@ def _status_of(error: Exception) -> Rejected | None:
     if isinstance(error, (StoreUnavailable, RedisConnectionError, RedisTimeoutError)):
         return Rejected(S.UNAVAILABLE, "STORE_UNAVAILABLE",
                         "the event store cannot be reached; retry with the same command id")
-    if isinstance(error, live.Ended):
+    if isinstance(error, Reset):
+        return Rejected(S.UNAVAILABLE, "STREAM_RESET", str(error))
+    if isinstance(error, Ended):
         return Rejected(S.UNAVAILABLE, "STREAM_ENDED", str(error))
     if isinstance(error, Busy):
         return Rejected(S.RESOURCE_EXHAUSTED, "BUSY", str(error), retry_after=1.0)
@@ -268,7 +273,7 @@ def refuse_undecodable(service: str, method: str, request: Any) -> None:
 
 
 Unary = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
-Streaming = Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
+Outgoing = Callable[[Any, grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 Session = Callable[[grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 
 
@@ -277,7 +282,7 @@ class _Call:
     status codes with details. Used as `async with _Call(...)` around a handler's body."""
 
     def __init__(self, labels: tuple[str, str, str], context: grpc.aio.ServicerContext,
-                 in_flight: InFlight) -> None:
+                 in_flight: InFlight | None) -> None:
         self.labels, self.context, self.in_flight = labels, context, in_flight
         self.entered = False
         self.code = "OK"
@@ -289,7 +294,8 @@ class _Call:
         self.t0 = time.perf_counter()
         self.code = "OK"
         try:
-            self.in_flight.enter()
+            if self.in_flight is not None:  # (streams take their slot once they know the seat)
+                self.in_flight.enter()
         except Rejected as refused:  # the caller aborts with it; count it here
             self.code = refused.code.name
             self._done()
@@ -305,14 +311,15 @@ class _Call:
         METRICS.msg_sent(*self.labels).inc()
 
     async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
-        if self.entered:
+        if self.entered and self.in_flight is not None:
             self.in_flight.leave()
         try:
             if error is None:
                 return False
-            if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
+            if isinstance(error, (GeneratorExit, asyncio.CancelledError)) or \
+                    self.context.cancelled():  # the client hung up: whatever failed after
                 self.code = "CANCELLED"
-                return False
+                return isinstance(error, Exception)  # nobody to answer
             if not isinstance(error, Exception) or isinstance(error, grpc.aio.AbortError):
                 self.code = "UNKNOWN"  # the status is already set, or the process is ending
                 return False
@@ -343,29 +350,27 @@ def guarded_unary(service: str, method: str, fn: Unary, in_flight: InFlight) -> 
     return handler
 
 
-def _streaming(service: str, method: str, fn: Streaming, in_flight: InFlight) -> Streaming:
+def _outgoing(service: str, method: str, fn: Outgoing) -> Any:
+    """A server stream written through its context (Watch); its slot is taken inside."""
     labels = ("server_stream", service, method)
 
-    async def handler(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        call = _Call(labels, context, in_flight)
+    async def handler(request: Any, context: grpc.aio.ServicerContext) -> None:
+        call = _Call(labels, context, None)
         try:
             async with call:
-                await in_flight.admission.check(service, method, request, context)
-                async for reply in fn(request, context):
-                    call.sent()
-                    yield reply
+                await fn(request, context, call)
         except Rejected as refused:
             await _abort(context, refused)
 
     return handler
 
 
-def _session(service: str, method: str, fn: Session, in_flight: InFlight) -> Any:
+def _session(service: str, method: str, fn: Session) -> Any:
     """A bidirectional stream read and written through its context (Play)."""
     labels = ("bidi_stream", service, method)
 
     async def handler(request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
-        call = _Call(labels, context, in_flight)
+        call = _Call(labels, context, None)
         try:
             async with call:
                 await fn(context, call)
@@ -378,194 +383,245 @@ def _session(service: str, method: str, fn: Session, in_flight: InFlight) -> Any
 # ---- a game's service ---------------------------------------------------------------------
 
 
-def game_service(host: Host, hub: live.Hub, game: Game, in_flight: InFlight, watching: InFlight
-                 ) -> tuple[str, grpc.GenericRpcHandler]:
-    pb = game.pb
-    service = f"arbiter.{game.name}.v1.Game"
+@dataclass
+class GameApi:
+    """What a game's handlers are given: the host, the game, and the stream slots."""
 
-    async def create_game(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
-            raise MalformedCommand(
-                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                f"not {len(request.seats)}", "seats")
-        for i, s in enumerate(request.seats):
-            if s.kind not in apb.SeatKind.values():
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
-                               f"seat {i}: no seat kind {s.kind}; use HUMAN, AI or OPEN",
-                               "seats")
-        seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
-                 for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
-                                    strict=True)]
-        made = await host.create(game.name, seats, request.options)
-        return apb.CreateGameResponse(
-            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
-            invitations=[apb.Invitation(seat=s, code=c)
-                         for s, c in sorted(made.invitations.items())])
+    host: Host
+    game: Game
+    streams: StreamSlots
+    admission: Admission  # names the client a stream's share is counted for
 
-    async def load(game_id: str, context: grpc.aio.ServicerContext, fresh: bool = False
-                   ) -> Loaded:
-        """The game, which must be one of this service's: another game's id is not found here
-        (its rules would judge a command meant for these). A fork of a running game is the
-        admin's alone."""
-        _need_game_id(game_id)
-        loaded = await host.load(game_id, fresh)
-        if loaded.game is not game:
-            raise NotFound(f"game {game_id!r} is a {loaded.game.name} game, not {game.name}; "
-                           f"use arbiter.{loaded.game.name}.v1.Game")
-        await host.check_visible(loaded, _caller(context, None))
-        return loaded
+    @property
+    def service(self) -> str:
+        return f"arbiter.{self.game.name}.v1.Game"
 
-    def check_command(request: Any) -> int | None:
-        """Act's own checks of a request; its expected version (None: unset)."""
-        _need_game_id(request.game_id)
-        if len(request.command_id) > MAX_COMMAND_ID:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
-                           f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
-        if request.command_id.startswith(SERVER_COMMAND_IDS):
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
-                           f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
-                           "server's own (bots and deadlines); choose another", "command_id")
-        return request.expected_version if request.HasField("expected_version") else None
 
-    async def act(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        expected = check_command(request)
-        await in_flight.admission.command(context, request.game_id, _opt_seat(request))
-        await load(request.game_id, context)
-        result = await host.act(request.game_id, _caller(context, _opt_seat(request)),
-                                request.command, request.command_id, expected)
-        events = []
-        for e in result.events:
-            redacted = game.redact(e, result.seat)
-            if redacted is not None:
-                redacted.version = e.version
-                events.append(redacted)
-        view = host.view_of(await host.load(request.game_id), result.seat, result.state,
-                            result.state_version)
-        return pb.ActResponse(version=result.version, events=events, view=view)
+async def create_game(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    game = api.game
+    if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
+        raise MalformedCommand(
+            "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+            f"not {len(request.seats)}", "seats")
+    for i, s in enumerate(request.seats):
+        if s.kind not in apb.SeatKind.values():
+            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
+                           f"seat {i}: no seat kind {s.kind}; use HUMAN, AI or OPEN", "seats")
+    seats = [Seat(s.name, "open") if s.kind == apb.OPEN else seat
+             for s, seat in zip(request.seats, gamelog.seats_from_pb(request.seats),
+                                strict=True)]
+    made = await api.host.create(game.name, seats, request.options)
+    return apb.CreateGameResponse(
+        game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+        tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())],
+        invitations=[apb.Invitation(seat=s, code=c) for s, c in sorted(made.invitations.items())])
 
-    async def get_view(request: apb.GetViewRequest, context: grpc.aio.ServicerContext) -> Any:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        return host.view_of(loaded, seat)
 
-    async def legal(request: apb.ListLegalActionsRequest, context: grpc.aio.ServicerContext
-                    ) -> Any:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=True)
-        assert seat is not None
-        commands = []
-        if not loaded.finished and seat in game.to_act(loaded.state):
-            commands = game.legal_actions(loaded.state, seat)
-        return pb.LegalActions(version=loaded.version, seat=seat, commands=commands)
+async def load_table(api: GameApi, game_id: str, context: grpc.aio.ServicerContext,
+                     fresh: bool = False) -> Table:
+    """The game's table, which must be one of this service's: another game's id is not found
+    here (its rules would judge a command meant for these). A fork of a running game is the
+    admin's alone."""
+    _need_game_id(game_id)
+    table = await api.host.tables.load(game_id, fresh)
+    if table.game is not api.game:
+        raise NotFound(f"game {game_id!r} is a {table.game.name} game, not {api.game.name}; "
+                       f"use arbiter.{table.game.name}.v1.Game")
+    await api.host.check_visible(table, _caller(context, None))
+    return table
 
-    async def watch(request: apb.WatchRequest, context: grpc.aio.ServicerContext
-                    ) -> AsyncIterator[bytes]:
-        loaded = await load(request.game_id, context, fresh=True)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        sub = await hub.subscribe(loaded, seat, False, request.from_version)
-        # Headers now: a client waiting for them knows the stream is following the game.
-        await context.send_initial_metadata(())
+
+def check_command(request: Any) -> int | None:
+    """Act's own checks of a request; its expected version (None: unset)."""
+    _need_game_id(request.game_id)
+    if len(request.command_id) > MAX_COMMAND_ID:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_TOO_LONG",
+                       f"command_id is longer than {MAX_COMMAND_ID} characters", "command_id")
+    if request.command_id.startswith(SERVER_COMMAND_IDS):
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "COMMAND_ID_RESERVED",
+                       f"command ids starting with {', '.join(SERVER_COMMAND_IDS)} are the "
+                       "server's own (bots and deadlines); choose another", "command_id")
+    return request.expected_version if request.HasField("expected_version") else None
+
+
+async def act(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    expected = check_command(request)
+    await api.admission.command(context, request.game_id, _opt_seat(request))
+    table = await load_table(api, request.game_id, context)
+    result = await api.host.act_at(table, _caller(context, _opt_seat(request)),
+                                   request.command, request.command_id, expected)
+    events = [shown for e in result.events
+              if (shown := seat_event(api.game, e, e.version, result.seat)) is not None]
+    view = result.table.view(result.seat, result.state, result.state_version)
+    return api.game.pb.ActResponse(version=result.version, events=events, view=view)
+
+
+async def get_view(api: GameApi, request: apb.GetViewRequest,
+                   context: grpc.aio.ServicerContext) -> Any:
+    table = await load_table(api, request.game_id, context, fresh=True)
+    return table.view(api.host.seat_of(table, _caller(context, _opt_seat(request)), False))
+
+
+async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
+                context: grpc.aio.ServicerContext) -> Any:
+    table = await load_table(api, request.game_id, context, fresh=True)
+    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=True)
+    return api.game.pb.LegalActions(version=table.version, seat=seat, commands=table.legal(seat))
+
+
+@contextlib.contextmanager
+def stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
+                seat: int | None) -> Iterator[None]:
+    try:
+        with api.streams.slot(api.admission.client_of(context), game_id, seat):
+            yield
+    except Full as full:
+        raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message) from None
+
+
+async def watch(api: GameApi, request: apb.WatchRequest, context: grpc.aio.ServicerContext,
+                call: _Call) -> None:
+    refuse_undecodable(api.service, "Watch", request)
+    table = await load_table(api, request.game_id, context, fresh=True)
+    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=False)
+    with stream_slot(api, context, table.game_id, seat):
+        sub = await api.host.tables.subscribe(table, seat, False, request.from_version)
         try:
-            while items := await sub.next():
-                for message, _ in items:
-                    yield message  # serialized once per seat by the hub
+            # Headers now: a client waiting for them knows the stream is following the game.
+            await context.send_initial_metadata(())
+            await send_until_over(context, call, sub, asyncio.Lock())
         finally:
-            hub.unsubscribe(loaded, sub)
+            api.host.tables.unsubscribe(table, sub)
 
-    async def play(context: grpc.aio.ServicerContext, call: _Call) -> None:
-        first = await context.read()
-        refuse_undecodable(service, "Play", first)
-        if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
-                           "first message is `open` (the game and your version)", "open")
-        opened = first.open
-        loaded = await load(opened.game_id, context, fresh=True)
-        seat_asked = opened.seat if opened.HasField("seat") else None
-        caller = _caller(context, seat_asked)
-        seat = host.seat_of(loaded, caller, acting=False)
-        sub = await hub.subscribe(loaded, seat, True, opened.from_version)
+
+async def play(api: GameApi, context: grpc.aio.ServicerContext, call: _Call) -> None:
+    first = await context.read()
+    refuse_undecodable(api.service, "Play", first)
+    if first is grpc.aio.EOF or first.WhichOneof("kind") != "open":
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OPEN_FIRST", "a Play stream's "
+                       "first message is `open` (the game and your version)", "open")
+    opened = first.open
+    table = await load_table(api, opened.game_id, context, fresh=True)
+    caller = _caller(context, opened.seat if opened.HasField("seat") else None)
+    seat = api.host.seat_of(table, caller, acting=False)
+    with stream_slot(api, context, table.game_id, seat):
+        sub = await api.host.tables.subscribe(table, seat, True, opened.from_version)
         busy = asyncio.Lock()  # held while one of the client's commands runs
-
-        async def command(request: Any) -> tuple[int, bytes]:
-            """(version, PlayResponse holding only the answer) for one command."""
-            refuse_undecodable(service, "Play", request)
-            if request.WhichOneof("kind") != "act":
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
-                               "a Play stream is opened once; send `act` messages", "open")
-            act = request.act
-            if not act.game_id:
-                act.game_id = opened.game_id
-            elif act.game_id != opened.game_id:
-                raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
-                               f"plays {opened.game_id!r}; open another for another game",
-                               "game_id")
-            expected = check_command(act)
-            await in_flight.admission.command(
-                context, act.game_id, act.seat if act.HasField("seat") else seat_asked)
-            result = await host.act(opened.game_id, Caller(
-                caller.token, caller.admin_token, act.seat if act.HasField("seat") else
-                seat_asked), act.command, act.command_id, expected)
-            return result.version, pb.PlayResponse(answer=apb.PlayAnswer(
-                command_id=act.command_id, version=result.version)).SerializeToString()
-
-        async def read_commands() -> None:
-            while True:
-                try:
-                    request = await context.read()
-                except (grpc.aio.AioRpcError, grpc.RpcError, asyncio.InvalidStateError):
-                    return  # the stream is over
-                if request is grpc.aio.EOF:
-                    return  # the client sends no more; the stream goes on pushing
-                METRICS.msg_received(*call.labels).inc()
-                async with busy:
-                    try:
-                        version, answer = await command(request)
-                    except Exception as error:  # answered on the stream, which goes on
-                        refused = _refusal(error, "Play")
-                        version, answer = 0, pb.PlayResponse(answer=apb.PlayAnswer(
-                            command_id="" if isinstance(request, Undecodable) else
-                            request.act.command_id,
-                            error=_status(refused))).SerializeToString()
-                    sub.answer(version, answer)
-
-        reader = asyncio.get_running_loop().create_task(read_commands())
+        reader = asyncio.get_running_loop().create_task(
+            read_commands(api, context, call, table, caller, sub, busy))
         try:
-            while True:
-                items = await sub.next()
-                if not items:
-                    async with busy:  # a command under way still gets its answer
-                        items = await sub.next()
-                    if not items:
-                        break
-                pending = b""
-                for message, is_answer in items:
-                    if is_answer and pending:
-                        pending += message  # one message: the batch and its answer
-                        continue
-                    if pending:
-                        await context.write(pending)
-                        call.sent()
-                    pending = message
-                await context.write(pending)
-                call.sent()
+            await send_until_over(context, call, sub, busy)
         finally:
             reader.cancel()
-            hub.unsubscribe(loaded, sub)
+            api.host.tables.unsubscribe(table, sub)
 
+
+async def play_command(api: GameApi, context: grpc.aio.ServicerContext, table: Table,
+                       caller: Caller, request: Any) -> tuple[int, bytes]:
+    """(version, PlayResponse holding only the answer) for one command of a Play stream."""
+    refuse_undecodable(api.service, "Play", request)
+    if request.WhichOneof("kind") != "act":
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
+                       "a Play stream is opened once; send `act` messages", "open")
+    act = request.act
+    if not act.game_id:
+        act.game_id = table.game_id
+    elif act.game_id != table.game_id:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
+                       f"plays {table.game_id!r}; open another for another game", "game_id")
+    expected = check_command(act)
+    seat = act.seat if act.HasField("seat") else caller.seat
+    await api.admission.command(context, table.game_id, seat)
+    if table.gone:  # reset under the stream (which is ending): the game as the store has it
+        table = await api.host.tables.load(table.game_id)
+    result = await api.host.act_at(table, Caller(caller.token, caller.admin_token, seat),
+                                   act.command, act.command_id, expected)
+    return result.version, api.game.pb.PlayResponse(answer=apb.PlayAnswer(
+        command_id=act.command_id, version=result.version)).SerializeToString()
+
+
+async def read_commands(api: GameApi, context: grpc.aio.ServicerContext, call: _Call,
+                        table: Table, caller: Caller, sub: Subscriber, busy: asyncio.Lock
+                        ) -> None:
+    """A Play stream's commands, one at a time, each answered on the stream; none once the
+    stream is over (a client that does not read is ended, not fed)."""
+    while sub.ended is None:
+        try:
+            request = await context.read()
+        except (grpc.aio.AioRpcError, grpc.RpcError, asyncio.InvalidStateError):
+            return  # the stream is over
+        if request is grpc.aio.EOF or sub.ended is not None:
+            return  # the client sends no more; the stream goes on pushing
+        METRICS.msg_received(*call.labels).inc()
+        async with busy:
+            try:
+                version, answer = await play_command(api, context, table, caller, request)
+            except Exception as error:  # answered on the stream, which goes on
+                refused = _refusal(error, "Play")
+                version, answer = 0, api.game.pb.PlayResponse(answer=apb.PlayAnswer(
+                    command_id="" if isinstance(request, Undecodable) else
+                    request.act.command_id, error=_status(refused))).SerializeToString()
+            sub.answer(version, answer)
+
+
+async def send_until_over(context: grpc.aio.ServicerContext, call: _Call, sub: Subscriber,
+                          busy: asyncio.Lock) -> None:
+    """Write what the stream's mailbox holds until the stream is over; if the server ends it
+    (its client stopped reading) while a write waits for the client, the write is given up
+    and the stream ends with the reason."""
+    writer = asyncio.get_running_loop().create_task(_send(context, call, sub, busy))
+    ended = asyncio.get_running_loop().create_task(sub.over.wait())
+    try:
+        await asyncio.wait((writer, ended), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+        if not writer.done():
+            writer.cancel()
+    if writer.done() and not writer.cancelled():
+        writer.result()  # its error, if it failed (Ended included)
+    elif sub.ended is not None:
+        raise sub.ended
+
+
+async def _send(context: grpc.aio.ServicerContext, call: _Call, sub: Subscriber,
+                busy: asyncio.Lock) -> None:
+    while True:
+        items = await sub.next()
+        if not items:
+            async with busy:  # a command under way still gets its answer
+                items = await sub.next()
+            if not items:
+                return
+        pending = b""
+        for message, is_answer in items:
+            if is_answer and pending:
+                pending += message  # one message: the batch and its answer
+                continue
+            if pending:
+                await context.write(pending)
+                call.sent()
+            pending = message
+        await context.write(pending)
+        call.sent()
+
+
+def game_service(host: Host, game: Game, in_flight: InFlight, streams: StreamSlots
+                 ) -> tuple[str, grpc.GenericRpcHandler]:
+    api = GameApi(host, game, streams, in_flight.admission)
+    pb, service = game.pb, api.service
     handlers = _unary_handlers(service, in_flight, {
-        "CreateGame": (create_game, pb.CreateGameRequest, apb.CreateGameResponse),
-        "Act": (act, pb.ActRequest, pb.ActResponse),
-        "GetView": (get_view, apb.GetViewRequest, pb.View),
-        "ListLegalActions": (legal, apb.ListLegalActionsRequest, pb.LegalActions),
+        "CreateGame": (partial(create_game, api), pb.CreateGameRequest, apb.CreateGameResponse),
+        "Act": (partial(act, api), pb.ActRequest, pb.ActResponse),
+        "GetView": (partial(get_view, api), apb.GetViewRequest, pb.View),
+        "ListLegalActions": (partial(legal, api), apb.ListLegalActionsRequest, pb.LegalActions),
     })
     handlers.update({
-        # Both streams send messages the hub serialized once for every stream of a seat.
+        # Both streams send messages serialized once for every stream of a seat.
         "Watch": grpc.unary_stream_rpc_method_handler(
-            _streaming(service, "Watch", watch, watching),
+            _outgoing(service, "Watch", partial(watch, api)),
             request_deserializer=tolerant(apb.WatchRequest.FromString)),
         "Play": grpc.stream_stream_rpc_method_handler(
-            _session(service, "Play", play, watching),
+            _session(service, "Play", partial(play, api)),
             request_deserializer=tolerant(pb.PlayRequest.FromString)),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
@@ -617,140 +673,151 @@ ListGames = Callable[[apb.ListGamesRequest, PageCursor | None, int],
                      Awaitable[tuple[list[apb.GameSummary], PageCursor | None]]]
 
 
+async def with_lobby(host: Host, summary: apb.GameSummary) -> apb.GameSummary:
+    """A game created with open seats: who joined, what is still open, and whether it
+    waits or expired (the read model sees only the log, and joins are not in it)."""
+    if summary.status != apb.ACTIVE or all(s.kind != apb.OPEN for s in summary.seats):
+        return summary
+    try:
+        still_open, expired, names = await host.lobby_status(summary.game_id)
+    except NotFound:
+        return summary
+    for seat, name in names.items():
+        summary.seats[seat].kind = apb.HUMAN
+        summary.seats[seat].name = name
+    if still_open:
+        summary.open_seats[:] = still_open
+        summary.status = apb.EXPIRED if expired else apb.WAITING
+        del summary.to_act[:]
+    return summary
+
+
+async def list_games_page(host: Host, list_games: ListGames, request_in: apb.ListGamesRequest,
+                          context: grpc.aio.ServicerContext) -> apb.ListGamesResponse:
+    request = request_in
+    if request.game and request.game not in host.games:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
+                       f"no game named {request.game!r}", "game")
+    if request.status not in apb.GameStatus.values():
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_STATUS",
+                       f"no game status {request.status}", "status")
+    size = request.page_size or 50
+    if not 0 < size <= 500:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
+                       "page_size must be between 1 and 500", "page_size")
+    wanted = request.status
+    if wanted in (apb.WAITING, apb.EXPIRED):
+        # The read model knows these as active games; the lobby's state is the host's.
+        request = apb.ListGamesRequest()
+        request.CopyFrom(request_in)
+        request.status = apb.ACTIVE
+    page, after = await list_games(request, _page_cursor(request.page_token), size)
+    page = [g for g in [await with_lobby(host, g) for g in page]
+            if wanted == apb.GAME_STATUS_UNSPECIFIED or g.status == wanted]
+    if not host.is_admin(_caller(context, None)):
+        # Forks of running games are the admin's: left out (a page may come out short).
+        page = [g for g in page if not g.forked_from
+                or not await host.ancestor_running(g.forked_from)]
+    return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
+
+
+async def whole_log_allowed(host: Host, loaded: Table, context: grpc.aio.ServicerContext
+                            ) -> None:
+    """A running game's log holds every hand and hidden card: only the admin may have it
+    (or fork the game, which hands out every seat). Once over, it is public (a fork: once
+    its parent is over too)."""
+    if not host.is_admin(_caller(context, None)) and not await host.log_is_public(loaded):
+        raise PermissionDenied("the log of a running game holds hidden information; it is "
+                               "public once the game is over (or to the admin token)")
+
+
+async def export_log(host: Host, request: apb.ExportLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.ExportLogResponse:
+    _need_game_id(request.game_id)
+    loaded, entries = await host.history(request.game_id)
+    await whole_log_allowed(host, loaded, context)
+    lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
+    return apb.ExportLogResponse(lines=lines)
+
+
+async def import_log(host: Host, request: apb.ImportLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.ImportLogResponse:
+    game_id, version = await import_lines(host, list(request.lines))
+    return apb.ImportLogResponse(game_id=game_id, version=version)
+
+
+async def verify_log(host: Host, request: apb.VerifyLogRequest,
+                     context: grpc.aio.ServicerContext) -> apb.VerifyLogResponse:
+    try:
+        if request.WhichOneof("source") == "game_id":
+            _need_game_id(request.game_id)
+            loaded, entries = await host.history(request.game_id)
+            await host.check_visible(loaded, _caller(context, None))
+            # The server holds the seed of a running game: it can verify it privately.
+            seed = loaded.seed if host.is_admin(_caller(context, None)) else None
+            parent = await host.parent_events(loaded.game, entries[0].started, True)
+            await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
+        else:
+            lines = list(request.log.lines)
+            gamelog.check_sizes(lines)
+            game = _game_of_lines(host, lines)
+            entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
+            parent = await host.parent_events(game, entries[0].started)
+            await host.cpu.run(gamelog.verify, game, entries, None, parent)
+    except gamelog.BadLog as bad:
+        return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
+                                     first_bad_line=bad.line, reason=bad.reason)
+    return apb.VerifyLogResponse(ok=True, entries=len(entries))
+
+
+async def replay_game(host: Host, request: apb.ReplayRequest,
+                      context: grpc.aio.ServicerContext) -> apb.ReplayResponse:
+    _need_game_id(request.game_id)
+    await host.check_visible(await host.load(request.game_id), _caller(context, None))
+    loaded, state, version, noted = await host.replay_with_journal(request.game_id,
+                                                                  request.version)
+    seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
+    packed = any_pb2.Any()
+    packed.Pack(host.view_of(loaded, seat, state, version, noted))
+    return apb.ReplayResponse(version=version, view=packed)
+
+
+async def fork_game(host: Host, request: apb.ForkGameRequest,
+                    context: grpc.aio.ServicerContext) -> apb.CreateGameResponse:
+    _need_game_id(request.game_id)
+    await whole_log_allowed(host, await host.load(request.game_id, fresh=True), context)
+    made = await host.fork(request.game_id, request.version)
+    return apb.CreateGameResponse(
+        game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
+        tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())])
+
+
+async def ping(host: Host, request: apb.PingRequest,
+               context: grpc.aio.ServicerContext) -> apb.PingResponse:
+    return apb.PingResponse()
+
+
+async def join_game(host: Host, request: apb.JoinGameRequest,
+                    context: grpc.aio.ServicerContext) -> apb.JoinGameResponse:
+    joined = await host.join(request.code, request.name)
+    return apb.JoinGameResponse(
+        game_id=joined.game_id, game=joined.game, seat=joined.seat,
+        token=joined.token, open_seats=joined.open_seats, version=joined.version)
+
+
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     ) -> tuple[str, grpc.GenericRpcHandler]:
     service = "arbiter.v1.Arbiter"
-
-    async def with_lobby(summary: apb.GameSummary) -> apb.GameSummary:
-        """A game created with open seats: who joined, what is still open, and whether it
-        waits or expired (the read model sees only the log, and joins are not in it)."""
-        if summary.status != apb.ACTIVE or all(s.kind != apb.OPEN for s in summary.seats):
-            return summary
-        try:
-            still_open, expired, names = await host.lobby_status(summary.game_id)
-        except NotFound:
-            return summary
-        for seat, name in names.items():
-            summary.seats[seat].kind = apb.HUMAN
-            summary.seats[seat].name = name
-        if still_open:
-            summary.open_seats[:] = still_open
-            summary.status = apb.EXPIRED if expired else apb.WAITING
-            del summary.to_act[:]
-        return summary
-
-    async def games(request_in: apb.ListGamesRequest, context: grpc.aio.ServicerContext
-                    ) -> apb.ListGamesResponse:
-        request = request_in
-        if request.game and request.game not in host.games:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
-                           f"no game named {request.game!r}", "game")
-        if request.status not in apb.GameStatus.values():
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_STATUS",
-                           f"no game status {request.status}", "status")
-        size = request.page_size or 50
-        if not 0 < size <= 500:
-            raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "BAD_PAGE_SIZE",
-                           "page_size must be between 1 and 500", "page_size")
-        wanted = request.status
-        if wanted in (apb.WAITING, apb.EXPIRED):
-            # The read model knows these as active games; the lobby's state is the host's.
-            request = apb.ListGamesRequest()
-            request.CopyFrom(request_in)
-            request.status = apb.ACTIVE
-        page, after = await list_games(request, _page_cursor(request.page_token), size)
-        page = [g for g in [await with_lobby(g) for g in page]
-                if wanted == apb.GAME_STATUS_UNSPECIFIED or g.status == wanted]
-        if not host.is_admin(_caller(context, None)):
-            # Forks of running games are the admin's: left out (a page may come out short).
-            page = [g for g in page if not g.forked_from
-                    or not await host.ancestor_running(g.forked_from)]
-        return apb.ListGamesResponse(games=page, next_page_token=_page_token(after))
-
-    async def whole_log_allowed(loaded: Loaded, context: grpc.aio.ServicerContext) -> None:
-        """A running game's log holds every hand and hidden card: only the admin may have it
-        (or fork the game, which hands out every seat). Once over, it is public (a fork: once
-        its parent is over too)."""
-        if not host.is_admin(_caller(context, None)) and not await host.log_is_public(loaded):
-            raise PermissionDenied("the log of a running game holds hidden information; it is "
-                                   "public once the game is over (or to the admin token)")
-
-    async def export(request: apb.ExportLogRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.ExportLogResponse:
-        _need_game_id(request.game_id)
-        loaded, entries = await host.history(request.game_id)
-        await whole_log_allowed(loaded, context)
-        lines = await host.cpu.run(gamelog.to_json_lines, loaded.game, entries)
-        return apb.ExportLogResponse(lines=lines)
-
-    async def import_log(request: apb.ImportLogRequest, context: grpc.aio.ServicerContext
-                         ) -> apb.ImportLogResponse:
-        game_id, version = await import_lines(host, list(request.lines))
-        return apb.ImportLogResponse(game_id=game_id, version=version)
-
-    async def verify(request: apb.VerifyLogRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.VerifyLogResponse:
-        try:
-            if request.WhichOneof("source") == "game_id":
-                _need_game_id(request.game_id)
-                loaded, entries = await host.history(request.game_id)
-                await host.check_visible(loaded, _caller(context, None))
-                # The server holds the seed of a running game: it can verify it privately.
-                seed = loaded.seed if host.is_admin(_caller(context, None)) else None
-                parent = await host.parent_events(loaded.game, entries[0].started, True)
-                await host.cpu.run(gamelog.verify, loaded.game, entries, seed, parent)
-            else:
-                lines = list(request.log.lines)
-                gamelog.check_sizes(lines)
-                game = _game_of_lines(host, lines)
-                entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
-                parent = await host.parent_events(game, entries[0].started)
-                await host.cpu.run(gamelog.verify, game, entries, None, parent)
-        except gamelog.BadLog as bad:
-            return apb.VerifyLogResponse(ok=False, first_bad_version=bad.version,
-                                         first_bad_line=bad.line, reason=bad.reason)
-        return apb.VerifyLogResponse(ok=True, entries=len(entries))
-
-    async def replay(request: apb.ReplayRequest, context: grpc.aio.ServicerContext
-                     ) -> apb.ReplayResponse:
-        _need_game_id(request.game_id)
-        await host.check_visible(await host.load(request.game_id), _caller(context, None))
-        loaded, state, version, noted = await host.replay_with_journal(request.game_id,
-                                                                      request.version)
-        seat = host.seat_of(loaded, _caller(context, _opt_seat(request)), acting=False)
-        packed = any_pb2.Any()
-        packed.Pack(host.view_of(loaded, seat, state, version, noted))
-        return apb.ReplayResponse(version=version, view=packed)
-
-    async def fork(request: apb.ForkGameRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.CreateGameResponse:
-        _need_game_id(request.game_id)
-        await whole_log_allowed(await host.load(request.game_id, fresh=True), context)
-        made = await host.fork(request.game_id, request.version)
-        return apb.CreateGameResponse(
-            game_id=made.game_id, seed_commitment=made.commitment, version=made.version,
-            tokens=[apb.SeatToken(seat=s, token=t) for s, t in sorted(made.tokens.items())])
-
-    async def ping(request: apb.PingRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.PingResponse:
-        return apb.PingResponse()
-
-    async def join(request: apb.JoinGameRequest, context: grpc.aio.ServicerContext
-                   ) -> apb.JoinGameResponse:
-        joined = await host.join(request.code, request.name)
-        return apb.JoinGameResponse(
-            game_id=joined.game_id, game=joined.game, seat=joined.seat,
-            token=joined.token, open_seats=joined.open_seats, version=joined.version)
-
     handlers = _unary_handlers(service, in_flight, {
-        "ListGames": (games, apb.ListGamesRequest, apb.ListGamesResponse),
-        "ExportLog": (export, apb.ExportLogRequest, apb.ExportLogResponse),
-        "ImportLog": (import_log, apb.ImportLogRequest, apb.ImportLogResponse),
-        "VerifyLog": (verify, apb.VerifyLogRequest, apb.VerifyLogResponse),
-        "Replay": (replay, apb.ReplayRequest, apb.ReplayResponse),
-        "ForkGame": (fork, apb.ForkGameRequest, apb.CreateGameResponse),
-        "Ping": (ping, apb.PingRequest, apb.PingResponse),
-        "JoinGame": (join, apb.JoinGameRequest, apb.JoinGameResponse),
+        "ListGames": (partial(list_games_page, host, list_games), apb.ListGamesRequest,
+                      apb.ListGamesResponse),
+        "ExportLog": (partial(export_log, host), apb.ExportLogRequest, apb.ExportLogResponse),
+        "ImportLog": (partial(import_log, host), apb.ImportLogRequest, apb.ImportLogResponse),
+        "VerifyLog": (partial(verify_log, host), apb.VerifyLogRequest, apb.VerifyLogResponse),
+        "Replay": (partial(replay_game, host), apb.ReplayRequest, apb.ReplayResponse),
+        "ForkGame": (partial(fork_game, host), apb.ForkGameRequest, apb.CreateGameResponse),
+        "Ping": (partial(ping, host), apb.PingRequest, apb.PingResponse),
+        "JoinGame": (partial(join_game, host), apb.JoinGameRequest, apb.JoinGameResponse),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
 

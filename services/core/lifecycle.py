@@ -1,11 +1,13 @@
 """How games come to be: created, forked from another game's state, imported from a verified
 log, and started by the lobby once JoinGame has filled their open seats. Each new game's
-stream is written by one builder (`Lifecycle._begin`)."""
+stream is written by one builder (`Lifecycle._begin`). `Lifecycle` is handed the process's
+tables, its CPU pool, the clock, the way to read a game's history and the way to hand AI
+seats their turn."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,16 +15,11 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
-from services.core.reads import (
-    BadInvitation,
-    Loaded,
-    LobbyError,
-    NotFound,
-    Reads,
-    lobby_from_meta,
-    token_hash,
-)
+from services.core.live import NotFound, Tables
+from services.core.offload import CpuPool
+from services.core.reads import BadInvitation, token_hash
 from services.core.store import Conflict
+from services.core.table import LobbyError, Table
 
 MAX_NAME = 64
 
@@ -69,36 +66,57 @@ def human_tokens(seats: Sequence[Seat]) -> dict[int, str]:
     return {i: secrets.token_urlsafe(24) for i, s in enumerate(seats) if s.kind == "human"}
 
 
-class Lifecycle(Reads):
+def fold_steps(game: Game, events: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """(event, state after it) for each of a new game's events."""
+    steps = []
+    state = None
+    for event in events:
+        state = game.fold(state, event)
+        steps.append((event, state))
+    return steps
+
+
+class Lifecycle:
+    def __init__(self, tables: Tables, cpu: CpuPool, clock_ms: Callable[[], int],
+                 lobby_seconds: float,
+                 history: Callable[[str], Awaitable[tuple[Table, list[apb.LogEntry]]]],
+                 hand_to_ai: Callable[[Table], None]) -> None:
+        self.tables, self.cpu, self.clock_ms = tables, cpu, clock_ms
+        self.lobby_seconds, self.history, self.hand_to_ai = lobby_seconds, history, hand_to_ai
+
     async def _begin(self, game: Game, game_id: str, entries: list[apb.LogEntry],
                      meta: dict[str, str], tokens: dict[int, str] | None = None,
-                     invitations: dict[int, str] | None = None, state: Any = None) -> Created:
-        """Write a new game's stream: the first batch of a created or forked game, held here
-        at `state`; or an imported log, finished and not held."""
+                     invitations: dict[int, str] | None = None,
+                     steps: Sequence[tuple[Any, Any]] = ()) -> Created:
+        """Write a new game's stream: the first batch of a created or forked game (`steps`:
+        its events and the state after each), held here; or an imported log, finished and
+        not held."""
         tokens, invitations = tokens or {}, invitations or {}
         meta.update({f"tok:{token_hash(t)}": str(i) for i, t in tokens.items()})
         if invitations:
             meta["lobby_until"] = str(self.clock_ms() + int(self.lobby_seconds * 1000))
             meta.update({f"inv:{token_hash(c)}": str(i) for i, c in invitations.items()})
             meta.update({f"open:{i}": "1" for i in invitations})
-        appended = await self.store.append(
-            game_id, [e.SerializeToString() for e in entries], 0, "", meta)
+        raw = [e.SerializeToString() for e in entries]
+        appended = await self.tables.store.append(game_id, raw, 0, "", meta)
         started = entries[0].started
         if meta["status"] == "active":
-            loaded = Loaded(game, game_id, gamelog.seats_from_pb(started.seats),
-                            bytes.fromhex(meta["seed"]), {}, state, appended.last_version, False,
-                            started.forked_from)
-            loaded.said.feed_all(entries)
-            lobby_from_meta(loaded, meta)
-            self._remember(loaded)
-            self._hand_to_ai(loaded)
+            table = Table(game, game_id, gamelog.seats_from_pb(started.seats),
+                          bytes.fromhex(meta["seed"]), started.forked_from)
+            for (event, _), entry in zip(steps, entries[1:], strict=True):
+                event.version = entry.version  # (serialized without it)
+            table.advance(entries, [(None, None), *steps])
+            table.tip = raw[-1]
+            table.lobby_from_meta(meta)
+            self.tables.add(table)
+            self.hand_to_ai(table)
         return Created(game_id, tokens, started.seed_commitment, appended.last_version,
                        invitations)
 
     async def create(self, game_name: str, seats: Sequence[Seat], options: Any) -> Created:
         """A new game. Seats of kind "open" get an invitation code instead of a token; the
         game takes no command until JoinGame has filled them."""
-        game = self.games[game_name]
+        game = self.tables.games[game_name]
         if not game.min_seats <= len(seats) <= game.max_seats:
             raise MalformedCommand(
                 "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
@@ -121,13 +139,12 @@ class Lifecycle(Reads):
             seats=[apb.Seat(name=s.name, kind=kinds.get(s.kind, apb.HUMAN), bot=s.bot)
                    for s in seats],
             seed_commitment=gamelog.commitment(seed), created_unix_ms=self.clock_ms())
-        state = game.replay(events)
         invitations = {i: f"{game_id}.{secrets.token_urlsafe(12)}"
                        for i, s in enumerate(seats) if s.kind == "open"}
         return await self._begin(
             game, game_id, first_batch(started, events),
             {"game": game_name, "seed": seed.hex(), "status": "active"},
-            human_tokens(seats), invitations, state)
+            human_tokens(seats), invitations, fold_steps(game, events))
 
     async def fork(self, game_id: str, version: int) -> Created:
         """A new game from a game's state at `version`: same history, new seed and tokens.
@@ -148,8 +165,8 @@ class Lifecycle(Reads):
         game = parent.game
         events = [game.pb.Event.FromString(e.event) for e in entries[:version]
                   if e.WhichOneof("body") == "event"]
-        state = await self.cpu.run(game.replay, events)
-        if game.outcome(state) is not None:
+        steps = await self.cpu.run(fold_steps, game, events)
+        if game.outcome(steps[-1][1]) is not None:
             raise RuleError("GAME_OVER", "the game is over at that version: nothing to fork")
         for e in events:
             e.version = 0
@@ -164,14 +181,14 @@ class Lifecycle(Reads):
             game, new_id, first_batch(started, events),
             {"game": first.game, "seed": seed.hex(), "status": "active",
              "forked_from": started.forked_from},
-            human_tokens(parent.seats), state=state)
+            human_tokens(parent.seats), steps=steps)
 
     async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> Created:
         """Store a verified, finished log. It keeps its id only if the id has the form the
         server gives every game (`<game>-<16 hex digits>`) and is free; else it gets a new one.
         An id is a store key and a log line: nothing else may come in through it."""
         game_id = entries[0].started.game_id
-        if not is_game_id(game_id, game.name) or await self.store.meta(game_id):
+        if not is_game_id(game_id, game.name) or await self.tables.store.meta(game_id):
             game_id = new_game_id(game.name)
         meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
                 "imported": "1"}
@@ -196,18 +213,18 @@ class Lifecycle(Reads):
             raise MalformedCommand("NAME_TOO_LONG", f"names are {MAX_NAME} characters at most",
                                    "name")
         try:
-            loaded = await self.load(game_id, fresh=True)
+            loaded = await self.tables.load(game_id, fresh=True)
         except NotFound:
             raise BadInvitation("BAD_INVITATION", "no game of this server has this "
                                 "invitation code", "code") from None
         async with loaded.lock:  # (joins on this server one at a time: each reads the last)
-            meta = await self.store.meta(game_id)
+            meta = await self.tables.store.meta(game_id)
             seat_text = meta.get(f"inv:{token_hash(code)}")
             if seat_text is None:
                 raise BadInvitation("BAD_INVITATION", "no game of this server has this "
                                     "invitation code", "code")
             seat = int(seat_text)
-            lobby_from_meta(loaded, meta)
+            loaded.lobby_from_meta(meta)
             if seat not in loaded.open_seats:
                 raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
             if loaded.expired(self.clock_ms()):
@@ -216,11 +233,11 @@ class Lifecycle(Reads):
             token = secrets.token_urlsafe(24)
             joined_meta = {f"open:{seat}": "0", f"tok:{token_hash(token)}": str(seat),
                            f"name:{seat}": name}
-            appended = await self.store.append(game_id, [], loaded.version, f"join:{seat}",
-                                               joined_meta)
+            appended = await self.tables.store.append(game_id, [], loaded.version,
+                                                      f"join:{seat}", joined_meta)
             if appended.duplicate:
                 raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
-            lobby_from_meta(loaded, {**meta, **joined_meta})
-            self._hand_to_ai(loaded)  # the last join starts the game
+            loaded.lobby_from_meta({**meta, **joined_meta})
+            self.hand_to_ai(loaded)  # the last join starts the game
             return Joined(game_id, loaded.game.name, seat, token, sorted(loaded.open_seats),
                           loaded.version)

@@ -1,438 +1,285 @@
-"""Live play: one hub per server process pushes new log entries to the streams that follow them.
+"""The process's tables: loading games, keeping them, and keeping the followed ones live.
 
-The log is the truth; a doorbell only says "game G reached version V":
+`Tables` holds one `Table` per game this process serves (services/core/table.py): loaded from
+a snapshot and the tail of its stream, or the whole stream; the recently used ones kept, those
+a stream follows never dropped (a second copy of a game could then appear).
 
-the store's `Doorbells` layer (services/core/store.py) gives one doorbell per process: the
-embedded store rings in process on every append; on Redis every server's appends are heard on
-one subscriber connection (`redis_store.RedisDoorbell`).
+The log is the truth; a doorbell only says "game G reached version V". The store's
+`Doorbells` layer (services/core/store.py) gives one doorbell per process. An append made
+here reaches its table directly, with its events decoded (`Host`); the doorbell brings the
+appends of other replicas: for a followed game the tail is read once, decoded and folded once,
+and each seat's message built once whatever the number of streams. A ring for the append this
+process is making itself is dropped without a read.
 
-On a doorbell for a game with local streams, the hub reads the new entries once, folds them
-into the game's state once, and builds what each seat may see once per seat, whatever the
-number of streams. Commands this process applied reach the hub directly (Host.on_append), so
-the streams of a game played here cost no read. A stream's catch-up is taken from the steps
-the hub holds, else read once from the nearest state it knows, and it is registered in the
-same step as its catch-up is built: no entry is lost or sent twice.
+Every read of a tail starts at the entry the table holds last and checks it is still the
+store's: a store that lost it (a lossy Redis failover, the game gone) resets the table, its
+streams are ended so that their clients reopen from the store's truth, and the game is loaded
+again (or is NOT_FOUND).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
-
-from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game
-from services.core.happened import Journal, Noted, merged, tell
-from services.core.reads import Loaded, SnapshotSource
+from services.core.happened import JOURNAL
+from services.core.metrics import METRICS
 from services.core.store import Doorbell, Store
+from services.core.table import STREAM_BEHIND, Ended, Step, Subscriber, Table
 
 log = logging.getLogger("arbiter.live")
 
-RING = 64  # recent entries (with the state after each) kept per followed game
-MAX_BEHIND = 2000  # messages queued for one stream before it is dropped (a client not reading)
+CACHE_SIZE = 10_000  # games held while no stream follows them (the least recently used go)
+
+# (game id, game) -> (version, state, finished) of a snapshot, or None (the workers').
+SnapshotSource = Callable[[str, Game], Awaitable[tuple[int, Any, bool] | None]]
 
 
-@dataclass(frozen=True)
-class Step:
-    """One log entry, decoded, with the game's state after it."""
-
-    entry: apb.LogEntry
-    event: Any | None  # the game's Event, for an event entry
-    state: Any  # None before the first event; UNFOLDED inside a batch nobody watched entry by entry
+class NotFound(Exception):
+    pass
 
 
-# Inside a batch this process appended, the states between its entries are only needed by Watch
-# streams (a view per entry): with none following the game, the hub takes the host's state
-# after the batch and does not fold the batch again.
-UNFOLDED = object()
+class Dropped(Exception):
+    """The store no longer holds what a table held: the table was dropped; load it again."""
 
 
-class Ended(Exception):
-    """A stream the server ends with a status (a client too slow to read)."""
 
-
-class Subscriber:
-    """One stream's mailbox: the messages (serialized) queued for it, in order.
-
-    A Play stream's answers wait here until the entries of their batch are queued: a client
-    never gets an answer before its events."""
-
-    def __init__(self, seat: int | None, play: bool) -> None:
-        self.seat, self.play = seat, play
-        self.version = 0  # the last version queued for this stream
-        self.finished = False  # the game's last entry is queued
-        self.closed = False  # the server is shutting down, or the stream fell too far behind
-        self.behind = False
-        self._items: deque[tuple[bytes, bool]] = deque()  # (message, is an answer)
-        self._answers: deque[tuple[int, bytes]] = deque()  # (version, answer) not yet due
-        self._live = 0  # live messages queued and not yet taken
-        self._ready = asyncio.Event()
-
-    def push(self, version: int, message: bytes, live: bool = True) -> None:
-        """Queue a message; `live`: a new entry's, not the catch-up (which may be long)."""
-        self._items.append((message, False))
-        self.version = max(self.version, version)
-        while self._answers and self._answers[0][0] <= self.version:
-            self._items.append((self._answers.popleft()[1], True))
-        self._live += live
-        if self._live > MAX_BEHIND:
-            self.behind = self.closed = True
-            self._items.clear()
-        self._ready.set()
-
-    def answer(self, version: int, message: bytes) -> None:
-        if version > self.version or self._answers:
-            self._answers.append((version, message))
-        else:
-            self._items.append((message, True))
-            self._ready.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._ready.set()
-
-    async def next(self) -> list[tuple[bytes, bool]]:
-        """The queued (message, is an answer) pairs; [] once the stream is over."""
-        while not self._items:
-            if self.behind:
-                raise Ended("this stream fell too far behind; reopen it from your version")
-            if self.closed or self.finished:
-                return []
-            self._ready.clear()
-            await self._ready.wait()
-        items = list(self._items)
-        self._items.clear()
-        self._live = 0
-        return items
-
-
-class Feed:
-    """One game followed by local streams: its latest version and state, and recent steps."""
-
-    def __init__(self, loaded: Loaded) -> None:
-        self.game: Game = loaded.game
-        self.game_id = loaded.game_id
-        self.version, self.state, self.finished = loaded.version, loaded.state, loaded.finished
-        self.seats = len(loaded.seats)
-        self.said = Journal(loaded.game)  # the recent events, for View.happened
-        self.said.noted.extend(loaded.said.noted)
-        self.steps: deque[Step] = deque(maxlen=RING)
-        self.start = (loaded.version, loaded.state)  # a state the hub knows before its steps
-        self.subscribers: set[Subscriber] = set()
-        self.joining = 0  # streams being subscribed (their catch-up may await a read)
-        self.reading = False
-        self.again = False
-        self.wanted = 0  # the latest version a doorbell announced; -1: unknown, read to see
-
-    def steps_after(self, version: int, need_states: bool = False) -> list[Step] | None:
-        """The held steps after `version`, up to the latest; None if some are not held (or,
-        with `need_states`, held without the state after them)."""
-        if version >= self.version:
-            return []
-        first = self.steps[0].entry.version if self.steps else self.version + 1
-        if version + 1 < first:
-            return None
-        steps = list(self.steps)[version + 1 - first:]
-        if need_states and any(step.state is UNFOLDED for step in steps):
-            return None
-        return steps
-
-    def nearest_state(self, version: int) -> tuple[int, Any]:
-        """The latest (version, state) held at or before `version`; (0, None) if none is."""
-        best: tuple[int, Any] = (0, None)
-        if self.start[0] <= version:
-            best = self.start
-        for step in self.steps:
-            if best[0] < step.entry.version <= version and step.state is not UNFOLDED:
-                best = (step.entry.version, step.state)
-        return best
-
-
-# ---- what a seat sees ------------------------------------------------------------------------
-
-
-# Messages are put together from serialized parts (protobuf's wire format concatenates): a
-# view or an event is serialized once per seat and never copied into another message.
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    """A length-delimited field (a message, bytes or a string)."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _update(game: Game, step: Step, seat: int | None) -> bytes | None:
-    """Update.version and Update.body of one entry for one seat (no view); None when the seat
-    sees nothing of it."""
-    entry = step.entry
-    head = _varint(1 << 3) + _varint(entry.version)
-    body = entry.WhichOneof("body")
-    if body == "event":
-        redacted = game.redact(step.event, seat)
-        if redacted is None:
-            return None
-        redacted.version = entry.version
-        return head + _field(2, redacted.SerializeToString())
-    if body == "started":
-        return head + _field(3, entry.started.SerializeToString())
-    return head + _field(4, entry.finished.SerializeToString())
-
-
-def _view(game: Game, state: Any, seat: int | None, version: int,
-          noted: Sequence[Noted] = ()) -> bytes:
-    # Before the first event (the GameStarted entry) there is nothing to show but the version.
-    view = game.view(state, seat) if state is not None else game.pb.View()
-    view.version = version
-    if state is not None:
-        tell(game, view, noted, seat)
-    return bytes(view.SerializeToString())
-
-
-def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
-                   noted: Sequence[Noted] = ()) -> list[bytes]:
-    """Watch: one Update per entry the seat may see, each with the view after it."""
-    out = []
-    if steps and game.describe is not None:  # a catch-up may reach back before the journal
-        noted = merged(noted, game, ((step.entry, step.event) for step in steps))
-    for step in steps:
-        update = _update(game, step, seat)
-        if update is not None:
-            out.append(update + _field(5, _view(game, step.state, seat, step.entry.version,
-                                                noted)))
-    return out
-
-
-def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any, version: int,
-                 finished: bool, noted: Sequence[Noted] = ()) -> bytes:
-    """Play: the entries the seat may see, the view after them, its legal commands if to act."""
-    parts = [_field(2, u) for u in (_update(game, step, seat) for step in steps) if u is not None]
-    parts.append(_field(3, _view(game, state, seat, version, noted)))
-    if seat is not None and not finished and state is not None and seat in game.to_act(state):
-        legal = game.pb.LegalActions(version=version, seat=seat,
-                                     commands=game.legal_actions(state, seat))
-        parts.append(_field(4, legal.SerializeToString()))
-    return b"".join(parts)
-
-
-# ---- the hub ---------------------------------------------------------------------------------
-
-
-class Hub:
-    """A process's Watch and Play streams; its host hands it every batch it appends
-    (`Host(on_append=hub.appended)`)."""
-
-    def __init__(self, store: Store, snapshot_source: SnapshotSource | None = None) -> None:
-        self.store, self.snapshot_source = store, snapshot_source
-        self.feeds: dict[str, Feed] = {}
+class Tables:
+    def __init__(self, store: Store, games: dict[str, Game],
+                 snapshot_source: SnapshotSource | None = None,
+                 stream_behind: int = STREAM_BEHIND) -> None:
+        self.store, self.games = store, games
+        self.snapshot_source = snapshot_source
+        self.stream_behind = stream_behind
+        self._held: OrderedDict[str, Table] = OrderedDict()
         self.closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.doorbell: Doorbell = self.store.doorbell(self.ring, self.ring_all)
+        self.doorbell: Doorbell = store.doorbell(self.ring, self.ring_all)
 
-    # ---- subscribing -------------------------------------------------------------------
+    # ---- loading -----------------------------------------------------------------------
 
-    async def subscribe(self, loaded: Loaded, seat: int | None, play: bool, after: int
+    async def load(self, game_id: str, fresh: bool = False) -> Table:
+        """The game at its latest known version (`fresh`: also take what other replicas
+        appended). A table the store contradicts is reset and the game loaded again."""
+        table = self._held.get(game_id)
+        if table is None:
+            return await self._load(game_id, snapshot=True)
+        self._held.move_to_end(game_id)
+        try:
+            if table.open_seats:  # another server may have filled them: read the metadata
+                meta = await self.store.meta(game_id)
+                if not meta:
+                    self.reset(table, "the store no longer holds this game")
+                    raise Dropped
+                table.lobby_from_meta(meta)
+            if fresh:
+                await self.catch_up(table)
+        except Dropped:
+            return await self._load(game_id, snapshot=False)
+        return table
+
+    async def _load(self, game_id: str, snapshot: bool) -> Table:
+        """Read a game from the store: a snapshot (unless the store was found behind a table:
+        a snapshot may hold the lost batches too) and the tail, else the whole stream."""
+        meta = await self.store.meta(game_id)
+        if not meta or meta.get("game") not in self.games:
+            raise NotFound(f"no game {game_id!r}")
+        game = self.games[meta["game"]]
+        snap = await self.snapshot_source(game_id, game) \
+            if snapshot and self.snapshot_source else None
+        raw = await self.store.read(game_id, snap[0] if snap else 0)
+        head = gamelog.decode(await self.store.read(game_id, 0, 1)) if snap else \
+            gamelog.decode(raw[:1])
+        if not head:
+            raise NotFound(f"no game {game_id!r}")
+        started = head[0].started
+        table = Table(game, game_id, gamelog.seats_from_pb(started.seats),
+                      bytes.fromhex(meta["seed"]), started.forked_from)
+        if snap:
+            table.version, table.state, table.finished = snap
+            # The events just before the snapshot, for what each seat is told happened.
+            start = max(0, snap[0] - JOURNAL)
+            for entry in gamelog.decode(await self.store.read(game_id, start, snap[0] - start)):
+                table.said.feed(entry, gamelog.game_event(game, entry)
+                                if entry.WhichOneof("body") == "event" else None)
+            table.start = (table.version, table.state)
+        METRICS.loads(game.name).inc()
+        table.advance(gamelog.decode(raw))
+        table.tip = raw[-1] if raw else b""
+        table.lobby_from_meta(meta)
+        existing = self._held.get(game_id)
+        if existing is not None and not existing.gone:
+            return existing  # another call loaded it meanwhile: one table per game
+        self.add(table)
+        return table
+
+    def _evict(self) -> bool:
+        """Forget the least recently used game no stream follows."""
+        for game_id, table in self._held.items():
+            if not table.followed:
+                del self._held[game_id]
+                return True
+        return False
+
+    def held(self, game_id: str) -> Table | None:
+        """The game's table if this process holds it (nothing is read)."""
+        return self._held.get(game_id)
+
+    def add(self, table: Table) -> None:
+        """Hold a game this process has just created."""
+        self._held[table.game_id] = table
+        while len(self._held) > CACHE_SIZE and self._evict():
+            pass
+
+    async def catch_up(self, table: Table) -> int:
+        """Fold what the store holds past the table. The read starts at the table's last
+        entry: if the store no longer holds it as the table knows it, the table is reset and
+        Dropped raised (load the game again)."""
+        if table.gone:
+            raise Dropped
+        version, tip = table.version, table.tip  # (an append of ours may move them meanwhile)
+        after = max(0, version - 1)
+        raw = await self.store.read(table.game_id, after)
+        if table.gone:
+            raise Dropped
+        if version:
+            if not raw or (tip and raw[0] != tip):
+                self.reset(table, "the store no longer holds this game's history as this "
+                           "server knew it (a failover lost some of it)")
+                raise Dropped
+            if not table.tip and table.version == version:
+                table.tip = raw[0]
+            raw = raw[1:]
+        # Entries folded meanwhile (a command's own batch) are skipped by advance.
+        folded = table.advance(gamelog.decode(raw))
+        if raw and table.version == after + 1 + len(raw):
+            table.tip = raw[-1]
+        if folded:
+            METRICS.caught_up(table.game.name).inc(folded)
+        return folded
+
+    def reset(self, table: Table, why: str) -> None:
+        log.warning("game %s: %s; dropping what this server held of it", table.game_id, why)
+        if self._held.get(table.game_id) is table:
+            del self._held[table.game_id]
+        table.reset(why)
+
+    # ---- streams -----------------------------------------------------------------------
+
+    async def subscribe(self, table: Table, seat: int | None, play: bool, after: int
                         ) -> Subscriber:
-        """A stream of `loaded`'s game for `seat`, its catch-up after version `after` queued."""
+        """A stream of `table`'s game for `seat`, its catch-up after version `after` queued."""
         if self.closed:
             raise Ended("the server is shutting down")
         self.doorbell.start()
         after = max(0, after)
-        feed = self.feeds.get(loaded.game_id)
-        if feed is None:
-            feed = self.feeds[loaded.game_id] = Feed(loaded)
-            self.ring(loaded.game_id, None)  # what other servers appended since the load
-        feed.joining += 1  # the feed stays while this stream's catch-up is read
+        first = not table.followed
+        if first:
+            table.start = (table.version, table.state)
+        table.joining += 1  # the steps stay while this stream's catch-up is read
         try:
-            steps = feed.steps_after(after, need_states=not play)
-            while steps is None:  # not all held: read them (again if the feed moved meanwhile)
-                steps = await self._history(feed, after, need_states=not play)
+            steps = table.steps_after(after)
+            while steps is None:  # not all held: read them (again if the game moved meanwhile)
+                steps = await self._history(table, after)
         finally:
-            feed.joining -= 1
+            table.joining -= 1
         if self.closed:
             raise Ended("the server is shutting down")
+        if table.gone:
+            raise Ended("this game was reset; reopen the stream")
         # From here to the end nothing awaits: no delivery can slip between catch-up and joining.
-        sub = Subscriber(seat, play)
-        sub.version = max(after, feed.version)
-        if play:
-            sub.push(feed.version, play_message(feed.game, steps, seat, feed.state, feed.version,
-                                                feed.finished, feed.said.noted), live=False)
-        else:
-            for message in watch_messages(feed.game, steps, seat, feed.said.noted):
-                sub.push(feed.version, message, live=False)
-        sub.finished = feed.finished
-        if not sub.finished:
-            feed.subscribers.add(sub)
-        self._drop_if_idle(feed)
+        sub = Subscriber(seat, play, self.stream_behind)
+        sub.version = after
+        table.join(sub, steps)
+        if sub.finished:
+            table.unfollowed()
+        elif first:
+            self.ring(table.game_id, None)  # what other replicas appended while unfollowed
         return sub
 
-    def unsubscribe(self, loaded: Loaded, sub: Subscriber) -> None:
-        feed = self.feeds.get(loaded.game_id)
-        if feed is not None:
-            feed.subscribers.discard(sub)
-            self._drop_if_idle(feed)
+    def unsubscribe(self, table: Table, sub: Subscriber) -> None:
+        table.leave(sub)
 
-    def _drop_if_idle(self, feed: Feed) -> None:
-        """Forget a game no stream follows, once nothing is reading it or joining it."""
-        if not (feed.subscribers or feed.reading or feed.joining) and \
-                self.feeds.get(feed.game_id) is feed:
-            del self.feeds[feed.game_id]
-
-    async def _history(self, feed: Feed, after: int, need_states: bool) -> list[Step] | None:
-        """Steps after `after` up to the feed's latest, read once from the nearest known state;
-        None if the feed moved on during the read past the steps it holds (read again)."""
-        base, state = after, None
-        if need_states:
-            base, state = feed.nearest_state(after)
-            if base < after and self.snapshot_source is not None:
-                snap = await self.snapshot_source(feed.game_id, feed.game)
-                if snap is not None and base < snap[0] <= after:
-                    base, state = snap[0], snap[1]
-        entries = gamelog.decode(await self.store.read(feed.game_id, base))
+    async def _history(self, table: Table, after: int) -> list[Step] | None:
+        """Steps after `after` up to the table's version, read once from the nearest state
+        held; None if the table moved on during the read past the steps it holds."""
+        base, state = table.nearest_state(after)
+        if base < after and self.snapshot_source is not None:
+            snap = await self.snapshot_source(table.game_id, table.game)
+            if snap is not None and base < snap[0] <= after:
+                base, state = snap[0], snap[1]
+        entries = gamelog.decode(await self.store.read(table.game_id, base))
         steps = []
         for entry in entries:
+            if entry.version > table.version:
+                break  # the table brings these to the stream once joined
             event = None
             if entry.WhichOneof("body") == "event":
-                event = gamelog.game_event(feed.game, entry)
-                if need_states:
-                    state = feed.game.fold(state, event)
+                event = gamelog.game_event(table.game, entry)
+                state = table.game.fold(state, event)
             if entry.version > after:
                 steps.append(Step(entry, event, state))
-        # Entries the feed has not folded yet come to the stream from the feed, once joined.
-        steps = [step for step in steps if step.entry.version <= feed.version]
-        rest = feed.steps_after(steps[-1].entry.version if steps else after, need_states)
+        rest = table.steps_after(steps[-1].entry.version if steps else after)
         return None if rest is None else steps + rest
 
-    # ---- doorbells and appends ---------------------------------------------------------
-
-    def appended(self, game_id: str, entries: list[apb.LogEntry], state: Any) -> None:
-        """A batch this process appended, and the game's state after it: followed games take it
-        without reading the store."""
-        feed = self.feeds.get(game_id)
-        if feed is None or not entries or entries[-1].version <= feed.version:
-            return
-        if entries[0].version != feed.version + 1:
-            self.ring(game_id, None)  # entries from elsewhere came first: read them
-            return
-        self._advance(feed, entries, state)
+    # ---- doorbells ---------------------------------------------------------------------
 
     def ring(self, game_id: str, version: int | None) -> None:
-        """The doorbell: `game_id` has reached `version` (None: unknown, read to see)."""
-        feed = self.feeds.get(game_id)
-        if feed is None or (version is not None and version <= feed.version):
+        """The doorbell: `game_id` has reached `version` (None: unknown, read to see). A ring
+        below the table's version is read too: the store may have gone back (a failover)."""
+        table = self._held.get(game_id)
+        if table is None or not table.followed:
             return
-        feed.wanted = -1 if version is None or feed.wanted < 0 else max(feed.wanted, version)
-        if feed.reading:
-            feed.again = True
+        if version is not None and version in (table.version, table.appending):
+            return  # held already, or the append this process is making
+        if table.reading:
+            table.again = True
             return
-        feed.reading = True
-        task = asyncio.get_running_loop().create_task(self._read(feed))
+        table.reading = True
+        task = asyncio.get_running_loop().create_task(self._read(table))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     def ring_all(self) -> None:
         """After the doorbell (re)connects: any ring may have been missed, read every tail."""
-        for game_id in list(self.feeds):
+        for game_id in list(self._held):
             self.ring(game_id, None)
 
-    async def _read(self, feed: Feed) -> None:
+    async def _read(self, table: Table) -> None:
         delay = 0.05
         try:
-            while not self.closed:
-                feed.again = False
-                if 0 <= feed.wanted <= feed.version:
-                    break  # this process appended it meanwhile: nothing to read
-                feed.wanted = 0
+            while not self.closed and not table.gone:
+                table.again = False
                 try:
-                    raw = await self.store.read(feed.game_id, feed.version)
+                    await self.catch_up(table)
+                except Dropped:
+                    break
                 except Exception:
-                    log.warning("cannot read %s for its live streams; retrying", feed.game_id,
+                    log.warning("cannot read %s for its live streams; retrying", table.game_id,
                                 exc_info=True)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 2.0)
-                    feed.again, feed.wanted = True, -1
+                    table.again = True
                     continue
-                entries = [e for e in gamelog.decode(raw) if e.version > feed.version]
-                if entries:
-                    self._advance(feed, entries)
-                if not feed.again or not feed.subscribers:
+                if not table.again or not table.subscribers:
                     break
         finally:
-            feed.reading = False
-            self._drop_if_idle(feed)
-
-    def _advance(self, feed: Feed, entries: Sequence[apb.LogEntry], after: Any = UNFOLDED
-                 ) -> None:
-        """Fold entries (the next versions of the feed) once, unless the state `after` them is
-        given and no Watch stream needs the states between them; then queue them for each
-        stream."""
-        game, state = feed.game, feed.state
-        fold = after is UNFOLDED or any(not sub.play for sub in feed.subscribers)
-        steps = []
-        for entry in entries:
-            event = None
-            body = entry.WhichOneof("body")
-            if body == "event":
-                event = gamelog.game_event(game, entry)
-                if fold:
-                    state = game.fold(state, event)
-            elif body == "finished":
-                feed.finished = True
-            steps.append(Step(entry, event, state if fold else UNFOLDED))
-            feed.said.feed(entry, event)
-        if not fold:
-            state = after
-            steps[-1] = Step(steps[-1].entry, steps[-1].event, state)
-        feed.steps.extend(steps)
-        feed.state, feed.version = state, entries[-1].version
-        built: dict[tuple[bool, int | None], list[bytes]] = {}
-        for sub in list(feed.subscribers):
-            fresh = steps if sub.version < steps[0].entry.version else \
-                [s for s in steps if s.entry.version > sub.version]
-            if not fresh:
-                continue
-            key = (sub.play, sub.seat)
-            messages = built.get(key) if fresh is steps else None
-            if messages is None:
-                messages = self._messages(feed, fresh, sub)
-                if fresh is steps:
-                    built[key] = messages
-            for message in messages:
-                sub.push(feed.version, message)
-            sub.version = feed.version
-            if feed.finished:
-                sub.finished = True
-                sub.close()
-        if feed.finished:
-            feed.subscribers.clear()
-
-    def _messages(self, feed: Feed, steps: list[Step], sub: Subscriber) -> list[bytes]:
-        if sub.play:
-            return [play_message(feed.game, steps, sub.seat, feed.state, feed.version,
-                                 feed.finished, feed.said.noted)]
-        return watch_messages(feed.game, steps, sub.seat, feed.said.noted)
+            table.reading = False
 
     # ---- shutdown ----------------------------------------------------------------------
 
     async def close(self) -> None:
         """End every stream (they finish with OK) and stop listening."""
         self.closed = True
-        for feed in self.feeds.values():
-            for sub in feed.subscribers:
+        for table in self._held.values():
+            for sub in table.subscribers:
                 sub.close()
-        self.feeds.clear()
+            table.subscribers.clear()
         await self.doorbell.stop()
         for task in list(self._tasks):
             task.cancel()

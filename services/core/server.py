@@ -47,7 +47,12 @@ class Config:
     max_concurrent_rpcs: int = 2000
     # Watch and Play streams at once. An idle stream holds no store connection: about 30 KB
     # of memory (loadtests/streams.py measured 10,000 on one process, none dropped).
-    max_watches: int = 10_000
+    max_watches: int = 10_000  # spectators' streams (Watch, Play without a seat)
+    max_plays: int = 10_000  # seats' streams, counted apart: spectators never take their place
+    streams_per_client: int = 500
+    watches_per_game: int = 1000  # spectators' streams of one game
+    streams_per_seat: int = 8  # streams of one seat of one game
+    stream_behind: int = 2000  # messages queued for a stream that does not read before it ends
     health_seconds: float = 1.0  # how often health pings the store (Redis)
     # Per client (peer address, or the admin identity): CreateGame, ImportLog, ForkGame and
     # Simulate draw from a bucket of `rate_burst` calls refilled at `rate_per_second`.
@@ -99,6 +104,11 @@ class Config:
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
+        c.max_plays = int(env.get("ARBITER_MAX_PLAYS", c.max_plays))
+        c.streams_per_client = int(env.get("ARBITER_STREAMS_PER_CLIENT", c.streams_per_client))
+        c.watches_per_game = int(env.get("ARBITER_WATCHES_PER_GAME", c.watches_per_game))
+        c.streams_per_seat = int(env.get("ARBITER_STREAMS_PER_SEAT", c.streams_per_seat))
+        c.stream_behind = int(env.get("ARBITER_STREAM_BEHIND", c.stream_behind))
         c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
         c.rate_per_second = float(env.get("ARBITER_RATE_PER_SECOND", c.rate_per_second))
         c.command_rate = float(env.get("ARBITER_COMMAND_RATE", COMMAND_RATE))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -115,14 +116,35 @@ def test_the_platform_fills_the_fields_every_view_has(game: Game) -> None:
     assert outcome is not None and state == game.replay(events)
 
 
-def test_a_command_without_an_action_is_malformed(game: Game) -> None:
+def test_the_platform_refuses_before_the_rules_run(game: Game) -> None:
+    """An empty command, a seat not to act and a finished game are refused by the platform
+    (Game.decide_now, the path of the host and of log verification) before the game's decide
+    runs: a game needs no copy of these checks."""
+    decided: list[Any] = []
+
+    def watched_decide(*args: Any) -> Any:
+        decided.append(args)
+        return game.decide(*args)
+
+    watched = dataclasses.replace(game, decide=watched_decide)
     events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s", 0))
     state = game.replay(events)
     seat = list(game.to_act(state))[0]
     before = copy.deepcopy(state)
-    with pytest.raises(MalformedCommand):
-        game.decide(state, seat, game.pb.Command(), Rng(b"s", 1))
-    assert state == before
+    with pytest.raises(MalformedCommand) as empty:
+        watched.decide_now(state, seat, game.pb.Command(), Rng(b"s", 1))
+    assert empty.value.code == "NO_COMMAND"
+    command = game.legal_actions(state, seat)[0]
+    for idle in (s for s in range(game.seat_count) if s not in game.to_act(state)):
+        with pytest.raises(RuleError) as not_yours:
+            watched.decide_now(state, idle, command, Rng(b"s", 1))
+        assert not_yours.value.code == "NOT_YOUR_TURN"
+    _, over = random_game(game, 2)
+    for anyone in [None, *range(game.seat_count)]:
+        with pytest.raises(RuleError) as finished:
+            watched.decide_now(over, anyone, command, Rng(b"s", 1))
+        assert finished.value.code == "GAME_OVER"
+    assert decided == [] and state == before
 
 
 def test_rejected_commands_change_nothing(game: Game) -> None:

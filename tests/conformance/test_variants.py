@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from services.core import live
 from services.core import log as gamelog
 from services.core.decider import Game, Rng, Seat, Variant
 from services.core.host import Host
@@ -111,7 +110,7 @@ async def test_watch_and_replay_answer_at_every_version(name: str, variant: Vari
     game = suite.game(name)
     host, game_id = await finished(game, variant)
     loaded, entries = await host.history(game_id)
-    hub = live.Hub(host.store)
+    hub = host.tables
     for viewer in every_viewer(variant):
         # Watch from the start: an update, with its view, for every entry the seat may see.
         sub = await hub.subscribe(loaded, viewer, play=False, after=0)

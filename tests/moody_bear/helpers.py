@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
 from services.core.decider import Rng, Seat
-from services.core.host import Caller, Host, Loaded
+from services.core.host import Caller, Host
 from services.core.store import MemoryStore
+from services.core.table import Table as GameTable
 from services.moody_bear import GAME
 from services.moody_bear.cards import BLUE, RED, SOLO, Card, Team
 from services.moody_bear.rules import deadline as pending_deadline
@@ -151,7 +152,7 @@ class Table:
         self.projections = InProcessProjections(self.store, MemoryReadModel(), self.host.games)
         self.projections.projector.listeners.append(self.scheduler.schedule_for)
 
-    async def play_until_a_window(self, answers: int = 1) -> tuple[str, Loaded]:
+    async def play_until_a_window(self, answers: int = 1) -> tuple[str, GameTable]:
         """Random legal play until a response window waits for at least `answers` seats;
         its deadline is scheduled at the clock's time.
 
