@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 PROTOS := $(shell find protos/arbiter -name '*.proto')
 GEN_STAMP := gen/.stamp
 # The buf CLI, for the tests' lint and breaking-change checks of protos/ (tests/conformance/
@@ -13,22 +14,29 @@ BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
 .PHONY: run test test-fast browser router bench bench-streams loadtest lint typecheck protos buf clean
 
-$(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
+# `make run` installs the runtime pins and the two build tools it needs (grpcio-tools for gen/,
+# setuptools for the editable install): no test, lint or plotting tools. $(STAMP) adds the rest.
+$(RUN_STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-runtime.lock \
+		$$(grep -E '^(grpcio-tools|setuptools)==' requirements.lock)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@# The generated protobuf code lives in gen/, outside the source tree.
 	echo "$(CURDIR)/gen" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/arbiter-gen.pth
 	touch $@
 
-$(GEN_STAMP): $(STAMP) $(PROTOS)
+$(STAMP): $(RUN_STAMP) requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	touch $@
+
+$(GEN_STAMP): $(RUN_STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
 	@# protos/google/rpc (error details, Play answers) is imported, not generated: Python
 	@# has it from googleapis-common-protos.
 	$(PY) -m grpc_tools.protoc -I protos --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
 	touch $@
 
-protos: $(GEN_STAMP)
+protos: $(STAMP) $(GEN_STAMP)
 
 $(BUF):
 	@mkdir -p .tools/buf-$(BUF_VERSION)
@@ -42,7 +50,7 @@ buf: $(BUF)
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(GEN_STAMP) $(BUF) browser router
+test: $(STAMP) $(GEN_STAMP) $(BUF) browser router
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The console's browser tests drive Debian's chromium with Playwright (pip installs Playwright;
@@ -63,27 +71,27 @@ browser:
 router:
 	@$(call apt_install,haproxy,the router's tests will be skipped)
 
-test-fast: $(GEN_STAMP) $(BUF)
+test-fast: $(STAMP) $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-bench: $(GEN_STAMP)
+bench: $(STAMP) $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.bench
 
 # Ten thousand idle Play streams on one server process, on both stores (a few minutes).
-bench-streams: $(GEN_STAMP)
+bench-streams: $(STAMP) $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.streams
 
 # The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, then 2 behind the router,
 # workers, Celery on RabbitMQ) stepped to its knee;
 # LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
-loadtest: $(GEN_STAMP) router
+loadtest: $(STAMP) $(GEN_STAMP) router
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
-balance: $(GEN_STAMP)
+balance: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/arbiter balance --all --games $${BALANCE_GAMES:-100} --workers 2
 
-lint: $(GEN_STAMP)
+lint: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools
 	$(VENV)/bin/mypy services/core
 
