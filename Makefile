@@ -89,7 +89,7 @@ loadtest: $(STAMP) $(GEN_STAMP) router
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
 balance: $(STAMP) $(GEN_STAMP)
-	$(VENV)/bin/arbiter balance --all --games $${BALANCE_GAMES:-100} --workers 2
+	$(VENV)/bin/arbiter balance --all --docs --games $${BALANCE_GAMES:-100} --workers 2
 
 lint: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools
