@@ -12,7 +12,7 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast browser router bench bench-streams loadtest lint typecheck protos buf clean
+.PHONY: run test test-fast ts browser router bench bench-streams loadtest lint typecheck protos buf clean
 
 # `make run` installs the runtime pins and the two build tools it needs (grpcio-tools for gen/,
 # setuptools for the editable install): no test, lint or plotting tools. $(STAMP) adds the rest.
@@ -46,11 +46,26 @@ $(BUF):
 
 buf: $(BUF)
 
+# The TypeScript client (clients/ts): its npm packages, pinned by its package-lock.json,
+# installed once into clients/ts/node_modules, and the code buf and protoc-gen-es generate
+# from protos/ into clients/ts/gen. Without npm or the registry its test skips, saying so.
+TS_DEPS := clients/ts/node_modules/.installed
+TS_GEN  := clients/ts/gen/.stamp
+$(TS_DEPS): clients/ts/package-lock.json
+	@cd clients/ts && npm ci --silent --no-audit --no-fund --fetch-retries=1 --fetch-timeout=30000 \
+		&& touch node_modules/.installed \
+		|| echo "the TypeScript client's packages were not installed (npm or the npm registry is not available): its test will skip"
+
+$(TS_GEN): $(TS_DEPS) clients/ts/buf.gen.yaml $(PROTOS)
+	@if [ -f $(TS_DEPS) ]; then cd clients/ts && rm -rf gen && npm run --silent generate && touch gen/.stamp; fi
+
+ts: $(TS_GEN)
+
 # gRPC on 127.0.0.1:50051; HTTP (Connect, gRPC-Web, the console) on 127.0.0.1:8080.
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(STAMP) $(GEN_STAMP) $(BUF) browser router
+test: $(STAMP) $(GEN_STAMP) $(BUF) $(TS_GEN) browser router
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The console's browser tests drive Debian's chromium with Playwright (pip installs Playwright;
@@ -96,4 +111,4 @@ lint: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/mypy services/core
 
 clean:
-	rm -rf $(VENV) gen var .tools
+	rm -rf $(VENV) gen var .tools clients/ts/node_modules clients/ts/gen
