@@ -252,9 +252,17 @@ def _pick(n: int, prompt: str) -> int | None:
 
 
 def option_fields(game: Game) -> str:
-    """The game's options for --option, in words: "no_powers (true/false), solo_level (number)"."""
+    """The game's options for --option, in words: "no_powers (true/false), solo_level (number)";
+    a field of a message inside Options is named with a dot (special_tokens.apples)."""
+    return ", ".join(_fields_of(game.pb.Options.DESCRIPTOR, "")) or "none"
+
+
+def _fields_of(descriptor: Any, prefix: str) -> list[str]:
     shown = []
-    for fd in game.pb.Options.DESCRIPTOR.fields:
+    for fd in descriptor.fields:
+        if fd.message_type is not None:
+            shown += _fields_of(fd.message_type, f"{prefix}{fd.name}.")
+            continue
         if fd.enum_type is not None:
             kind = "one of " + "/".join(v.name for v in fd.enum_type.values if v.number)
         elif fd.type == fd.TYPE_BOOL:
@@ -263,26 +271,31 @@ def option_fields(game: Game) -> str:
             kind = "text"
         else:
             kind = "number"
-        shown.append(f"{fd.name} ({kind}{', comma-separated' if fd.is_repeated else ''})")
-    return ", ".join(shown) or "none"
+        shown.append(f"{prefix}{fd.name} ({kind}{', comma-separated' if fd.is_repeated else ''})")
+    return shown
 
 
 def parse_options(game: Game, pairs: list[str]) -> Any:
     """The game's Options from `key=value` pairs; ValueError says which pair is wrong and why."""
     options = game.pb.Options()
-    fields = game.pb.Options.DESCRIPTOR.fields_by_name
     for pair in pairs:
         key, equals, text = pair.partition("=")
-        fd = fields.get(key.strip().replace("-", "_"))
-        if not equals or fd is None:
+        target, fd = options, None
+        for part in key.strip().replace("-", "_").split("."):
+            if fd is not None:  # the previous part named a message: go into it
+                target = getattr(target, fd.name) if fd.message_type is not None else None
+            fd = target.DESCRIPTOR.fields_by_name.get(part) if target is not None else None
+            if fd is None:
+                break
+        if not equals or fd is None or fd.message_type is not None:
             raise ValueError(f"--option {pair!r}: expected key=value with a key of "
                              f"{game.title}'s options: {option_fields(game)}")
         texts = [t.strip() for t in text.split(",") if t.strip()] if fd.is_repeated else [text]
         values = [_option_value(fd, t.strip(), pair) for t in texts]
         if fd.is_repeated:
-            getattr(options, fd.name).extend(values)
+            getattr(target, fd.name).extend(values)
         else:
-            setattr(options, fd.name, values[0])
+            setattr(target, fd.name, values[0])
     return options
 
 

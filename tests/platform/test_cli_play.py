@@ -123,6 +123,12 @@ def test_the_games_options_are_taken_and_bad_ones_explained(
     assert code == 2 and "no_powers is true or false" in out
     options = commands.parse_options(registry.game("eila"), ["habit_order=H02, H01"])
     assert list(options.habit_order) == ["H02", "H01"]
+    shadow = registry.game("bubble_shadow")
+    options = commands.parse_options(shadow, ["special_tokens.apples=2",
+                                              "special_tokens.crown=yes"])
+    assert (options.special_tokens.apples, options.special_tokens.crown) == (2, True)
+    with pytest.raises(ValueError, match="special_tokens.apples \\(number\\)"):
+        commands.parse_options(shadow, ["special_tokens=2"])
 
 
 def test_quit_keeps_the_game_and_resume_goes_on_to_its_end(
