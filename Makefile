@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 PROTOS := $(shell find protos/arbiter -name '*.proto')
 GEN_STAMP := gen/.stamp
 # The buf CLI, for the tests' lint and breaking-change checks of protos/ (tests/conformance/
@@ -11,24 +12,31 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast browser router bench bench-streams loadtest abuse lint typecheck protos buf clean
+.PHONY: run test test-fast ts browser router bench bench-streams loadtest abuse lint typecheck protos buf clean
 
-$(STAMP): requirements.lock requirements-runtime.lock pyproject.toml
+# `make run` installs the runtime pins and the two build tools it needs (grpcio-tools for gen/,
+# setuptools for the editable install): no test, lint or plotting tools. $(STAMP) adds the rest.
+$(RUN_STAMP): requirements.lock requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-runtime.lock \
+		$$(grep -E '^(grpcio-tools|setuptools)==' requirements.lock)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@# The generated protobuf code lives in gen/, outside the source tree.
 	echo "$(CURDIR)/gen" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/arbiter-gen.pth
 	touch $@
 
-$(GEN_STAMP): $(STAMP) $(PROTOS)
+$(STAMP): $(RUN_STAMP) requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	touch $@
+
+$(GEN_STAMP): $(RUN_STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
 	@# protos/google/rpc (error details, Play answers) is imported, not generated: Python
 	@# has it from googleapis-common-protos.
 	$(PY) -m grpc_tools.protoc -I protos --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
 	touch $@
 
-protos: $(GEN_STAMP)
+protos: $(STAMP) $(GEN_STAMP)
 
 $(BUF):
 	@mkdir -p .tools/buf-$(BUF_VERSION)
@@ -38,11 +46,26 @@ $(BUF):
 
 buf: $(BUF)
 
+# The TypeScript client (clients/ts): its npm packages, pinned by its package-lock.json,
+# installed once into clients/ts/node_modules, and the code buf and protoc-gen-es generate
+# from protos/ into clients/ts/gen. Without npm or the registry its test skips, saying so.
+TS_DEPS := clients/ts/node_modules/.installed
+TS_GEN  := clients/ts/gen/.stamp
+$(TS_DEPS): clients/ts/package-lock.json
+	@cd clients/ts && npm ci --silent --no-audit --no-fund --fetch-retries=1 --fetch-timeout=30000 \
+		&& touch node_modules/.installed \
+		|| echo "the TypeScript client's packages were not installed (npm or the npm registry is not available): its test will skip"
+
+$(TS_GEN): $(TS_DEPS) clients/ts/buf.gen.yaml $(PROTOS)
+	@if [ -f $(TS_DEPS) ]; then cd clients/ts && rm -rf gen && npm run --silent generate && touch gen/.stamp; fi
+
+ts: $(TS_GEN)
+
 # gRPC on 127.0.0.1:50051; HTTP (Connect, gRPC-Web, the console) on 127.0.0.1:8080.
 run: $(GEN_STAMP)
 	$(VENV)/bin/arbiter serve
 
-test: $(GEN_STAMP) $(BUF) browser router
+test: $(STAMP) $(GEN_STAMP) $(BUF) $(TS_GEN) browser router
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The console's browser tests drive Debian's chromium with Playwright (pip installs Playwright;
@@ -63,34 +86,34 @@ browser:
 router:
 	@$(call apt_install,haproxy,the router's tests will be skipped)
 
-test-fast: $(GEN_STAMP) $(BUF)
+test-fast: $(STAMP) $(GEN_STAMP) $(BUF)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-bench: $(GEN_STAMP)
+bench: $(STAMP) $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.bench
 
 # Ten thousand idle Play streams on one server process, on both stores (a few minutes).
-bench-streams: $(GEN_STAMP)
+bench-streams: $(STAMP) $(GEN_STAMP)
 	$(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.streams
 
 # The whole topology (Redis and a Redis Cluster, 1 and 2 replicas, then 2 behind the router,
 # workers, Celery on RabbitMQ) stepped to its knee;
 # LOADTEST_ARGS="--step-seconds 20 --max-rate 5000" for longer.
-loadtest: $(GEN_STAMP) router
+loadtest: $(STAMP) $(GEN_STAMP) router
 	$(PY) -m loadtests.loadtest $(LOADTEST_ARGS)
 
 # Every attack of issue 21's list against a real server (embedded store, then Redis) while a
 # well-behaved client plays; writes loadtests/results/abuse.json (a few minutes).
-abuse: $(GEN_STAMP)
+abuse: $(STAMP) $(GEN_STAMP)
 	ARBITER_TEST_CLUSTER=0 $(PY) tools/redis_for_tests.py -- $(PY) -m loadtests.abuse $(ABUSE_ARGS)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
-balance: $(GEN_STAMP)
-	$(VENV)/bin/arbiter balance --all --games $${BALANCE_GAMES:-100} --workers 2
+balance: $(STAMP) $(GEN_STAMP)
+	$(VENV)/bin/arbiter balance --all --docs --games $${BALANCE_GAMES:-100} --workers 2
 
-lint: $(GEN_STAMP)
+lint: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools
 	$(VENV)/bin/mypy services
 
 clean:
-	rm -rf $(VENV) gen var .tools
+	rm -rf $(VENV) gen var .tools clients/ts/node_modules clients/ts/gen

@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from services.core import grpc_api, guard, offload
 from services.core import server as parts
@@ -48,6 +48,23 @@ class Process:
 
 
 _background: set[asyncio.Task[Any]] = set()
+
+
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def serve_reflection(names: list[str], server: grpc.aio.Server) -> None:
+    """Reflection as v1alpha and v1. grpcio-reflection implements v1alpha only; v1's messages
+    are v1alpha's, field for field, under another package, so the same servicer with the same
+    (de)serializers answers v1 too (tools such as grpcurl ask v1 first)."""
+    reflection.enable_server_reflection(names, server)
+    servicer = reflection.aio.ReflectionServicer(names)
+    info = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        REFLECTION_V1, {"ServerReflectionInfo": info}),))
 
 
 def build(config: parts.Config, games: dict[str, Game], store: Store | None = None,
@@ -115,7 +132,7 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
         if not config.grpc_addr.startswith("unix:"):
             admission.gateway = http.address
     names += [health.SERVICE_NAME, reflection.SERVICE_NAME]
-    reflection.enable_server_reflection(names, server)
+    serve_reflection(names, server)
     hint = "" if config.reuse_port else " (ARBITER_GRPC_REUSE_PORT=1 shares a port on purpose)"
     port = parts.listen(server, config.grpc_addr, credentials, hint)
     return Process(server, host, tables, workers, port, http)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -99,6 +100,12 @@ async def migrate_store(args: argparse.Namespace) -> int:
     print(f"{copied} games copied to the 256-partition layout, {present} were there already; "
           "the old keys (arbiter:{p0}: to arbiter:{p15}:) are left for you to delete")
     return 0
+
+
+def colour_wanted(no_colour: bool) -> bool:
+    """Colour codes only for a terminal, never with --no-colour or NO_COLOR set (no-color.org:
+    any non-empty value)."""
+    return not no_colour and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
 def renderer(game: Game) -> Any:
@@ -196,14 +203,25 @@ class Quit(Exception):
     """The player left: q, end of input (Ctrl-D) or Ctrl-C."""
 
 
+PLAY_HELP = """\
+  a number   play the command of that number (long lists: a kind first, then a page of it)
+  ?          this help
+  q          quit: the game is kept (every move is saved as it is made); go on with
+             `arbiter play GAME --resume`
+  Ctrl-D, Ctrl-C also quit and keep the game."""
+
+
 def ask(prompt: str) -> str:
-    try:
-        answer = input(prompt).strip()
-    except (EOFError, KeyboardInterrupt):
-        raise Quit from None
-    if answer.lower() in {"q", "quit", "exit"}:
-        raise Quit
-    return answer
+    while True:
+        try:
+            answer = input(prompt).strip()
+        except (EOFError, KeyboardInterrupt):
+            raise Quit from None
+        if answer.lower() in {"q", "quit", "exit"}:
+            raise Quit
+        if answer not in {"?", "help"}:
+            return answer
+        print(PLAY_HELP)
 
 
 MENU = 9  # up to this many commands are listed at once; more are grouped by kind first
@@ -243,9 +261,77 @@ def choose(legal: list[Any], words: Callable[[Any], str]) -> Any:
 def _pick(n: int, prompt: str) -> int | None:
     answer = ask(prompt)
     if not answer.isdigit() or not int(answer) < n:
-        print(f"pick a number from 0 to {n - 1} (q to quit)")
+        print(f"pick a number from 0 to {n - 1} (? for help, q to quit)")
         return None
     return int(answer)
+
+
+def option_fields(game: Game) -> str:
+    """The game's options for --option, in words: "no_powers (true/false), solo_level (number)";
+    a field of a message inside Options is named with a dot (special_tokens.apples)."""
+    return ", ".join(_fields_of(game.pb.Options.DESCRIPTOR, "")) or "none"
+
+
+def _fields_of(descriptor: Any, prefix: str) -> list[str]:
+    shown = []
+    for fd in descriptor.fields:
+        if fd.message_type is not None:
+            shown += _fields_of(fd.message_type, f"{prefix}{fd.name}.")
+            continue
+        if fd.enum_type is not None:
+            kind = "one of " + "/".join(v.name for v in fd.enum_type.values if v.number)
+        elif fd.type == fd.TYPE_BOOL:
+            kind = "true/false"
+        elif fd.type == fd.TYPE_STRING:
+            kind = "text"
+        else:
+            kind = "number"
+        shown.append(f"{prefix}{fd.name} ({kind}{', comma-separated' if fd.is_repeated else ''})")
+    return shown
+
+
+def parse_options(game: Game, pairs: list[str]) -> Any:
+    """The game's Options from `key=value` pairs; ValueError says which pair is wrong and why."""
+    options = game.pb.Options()
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        target, fd = options, None
+        for part in key.strip().replace("-", "_").split("."):
+            if fd is not None:  # the previous part named a message: go into it
+                target = getattr(target, fd.name) if fd.message_type is not None else None
+            fd = target.DESCRIPTOR.fields_by_name.get(part) if target is not None else None
+            if fd is None:
+                break
+        if not equals or fd is None or fd.message_type is not None:
+            raise ValueError(f"--option {pair!r}: expected key=value with a key of "
+                             f"{game.title}'s options: {option_fields(game)}")
+        texts = [t.strip() for t in text.split(",") if t.strip()] if fd.is_repeated else [text]
+        values = [_option_value(fd, t.strip(), pair) for t in texts]
+        if fd.is_repeated:
+            getattr(target, fd.name).extend(values)
+        else:
+            setattr(target, fd.name, values[0])
+    return options
+
+
+def _option_value(fd: Any, text: str, pair: str) -> Any:
+    if fd.enum_type is not None:
+        by_name = {v.name.lower(): v.number for v in fd.enum_type.values}
+        number = by_name.get(text.lower())
+        if number is None:
+            raise ValueError(f"--option {pair!r}: {text!r} is not one of "
+                             f"{', '.join(v.name for v in fd.enum_type.values)}")
+        return number
+    if fd.type == fd.TYPE_BOOL:
+        if text.lower() not in {"true", "false", "yes", "no", "1", "0"}:
+            raise ValueError(f"--option {pair!r}: {fd.name} is true or false")
+        return text.lower() in {"true", "yes", "1"}
+    if fd.type == fd.TYPE_STRING:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"--option {pair!r}: {fd.name} is a whole number") from None
 
 
 def play(args: argparse.Namespace) -> Any:
@@ -253,8 +339,40 @@ def play(args: argparse.Namespace) -> Any:
     try:
         return asyncio.run(_play(args))
     except (Quit, KeyboardInterrupt):  # Ctrl-C while the bots play: leave quietly
-        print("\nbye")
+        print(f"\n{kept(args.game)}")
         return 0
+
+
+def kept(game: str) -> str:
+    return f"The game is kept: `arbiter play {game} --resume` goes on with it. bye"
+
+
+def play_dir() -> str:
+    """Where `arbiter play` keeps its games: ARBITER_PLAY_DIR, else the user's data folder."""
+    home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                            "share")
+    return os.environ.get("ARBITER_PLAY_DIR") or os.path.join(home, "arbiter", "play")
+
+
+def _saved_path() -> str:
+    return os.path.join(play_dir(), "saved.json")
+
+
+def _saved() -> dict[str, dict[str, str]]:
+    """The games kept by `arbiter play`: game id -> {"game", "token"} (seat 0's token)."""
+    try:
+        with open(_saved_path(), encoding="utf-8") as f:
+            return dict(json.load(f))
+    except FileNotFoundError:
+        return {}
+
+
+def _save(saved: dict[str, dict[str, str]]) -> None:
+    path = _saved_path()
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(saved, f, indent=1)
+    os.chmod(path + ".tmp", 0o600)  # seat tokens
+    os.replace(path + ".tmp", path)
 
 
 async def _play(args: argparse.Namespace) -> int:
@@ -263,25 +381,72 @@ async def _play(args: argparse.Namespace) -> int:
     if bot not in game.bots:
         print(f"no bot {bot!r}; choose one of {', '.join(sorted(game.bots))}")
         return 2
-    options = game.pb.Options()
+    try:
+        options = parse_options(game, args.option)
+    except ValueError as bad:
+        print(bad)
+        return 2
     players = args.players or game.seat_count
     if args.level:
         if game.name != "bubblee":
             print("--level is for Bubblee Pop's solo levels")
             return 2
-        options.solo_level, players = args.level, 1
+        options.solo_level = args.level
+    if game.name == "bubblee" and options.solo_level:
+        players = 1
     if not game.min_seats <= players <= game.max_seats:
         print(f"{game.title} takes {game.min_seats} to {game.max_seats} players")
         return 2
-    seats = [Seat("you")] + [Seat(f"{bot} {i}", "ai", bot) for i in range(1, players)]
-    host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai)
-    made = await host.create(game.name, seats, options)
-    game_id, tokens, commitment = made.game_id, made.tokens, made.commitment
-    me = Caller(token=tokens[0])
+    try:
+        store = MemoryStore(os.path.join(play_dir(), "games.aof"))
+    except StoreRefused as refused:  # another `arbiter play` holds the file
+        print(f"cannot open the kept games: {refused}")
+        return 2
+    host = Host(store, {game.name: game}, ai_dispatch=in_process_ai)
+    saved = _saved()
+    try:
+        if args.resume:
+            mine = [gid for gid, s in saved.items() if s["game"] == game.name]
+            if not mine:
+                print(f"no kept game of {game.title} to resume; start one with "
+                      f"`arbiter play {game.name}`")
+                return 2
+            game_id = mine[-1]
+            token = saved[game_id]["token"]
+            loaded = await host.load(game_id)
+            print(f"{game.title}, resumed at version {loaded.version}: you are seat 0. "
+                  "(? for help, q to quit)")
+            if not loaded.finished:  # a bot's turn when the game was left: it plays it now
+                for seat in game.to_act(loaded.state):
+                    if loaded.seats[seat].kind == "ai":
+                        await host.play_ai_turn(game_id, loaded.version, seat)
+        else:
+            seats = [Seat("you")] + [Seat(f"{bot} {i}", "ai", bot) for i in range(1, players)]
+            try:
+                made = await host.create(game.name, seats, options)
+            except RuleError as e:
+                print(f"{game.title} refused these options: {e.message}")
+                return 2
+            game_id, token = made.game_id, made.tokens[0]
+            saved[game_id] = {"game": game.name, "token": token}
+            _save(saved)
+            against = f"against {players - 1} {bot} bot(s)" if players > 1 else "solo"
+            print(f"{game.title}, {against}: you are seat 0. Seed commitment "
+                  f"{made.commitment[:16]}... (? for help, q to quit)")
+        if await _play_turns(host, game, game_id, Caller(token=token), args):
+            del saved[game_id]  # over: nothing to resume
+            _save(saved)
+        else:
+            print(kept(game.name))
+        return 0
+    finally:
+        await store.close()
+
+
+async def _play_turns(host: Host, game: Game, game_id: str, me: Caller,
+                      args: argparse.Namespace) -> bool:
+    """Seat 0's turns until the game ends (True) or the player quits (False)."""
     draw, describe = renderer(game), describer(game)
-    against = f"against {players - 1} {bot} bot(s)" if players > 1 else "solo"
-    print(f"{game.title}, {against}: you are seat 0. Seed commitment {commitment[:16]}... "
-          "(q, Ctrl-D or Ctrl-C to quit)")
     chapter = None
     try:
         while True:
@@ -292,12 +457,12 @@ async def _play(args: argparse.Namespace) -> int:
                 print(f"\n== Chapter {view.chapter}: {view.chapter_title} ==\n{view.prologue}\n")
             if view.happened:
                 print("what happened:\n" + "\n".join(f"  - {h}" for h in view.happened))
-            print(draw(view, colour=not args.no_colour))
+            print(draw(view, colour=colour_wanted(args.no_colour)))
             if loaded.finished:
                 outcome = game.outcome(loaded.state)
                 assert outcome is not None, "a finished game has an outcome"
-                print("Game over. " + result_words(outcome, seats))
-                return 0
+                print("Game over. " + result_words(outcome, loaded.seats))
+                return True
             legal = game.legal_actions(loaded.state, 0)
             command = choose(legal, functools.partial(_in_words, describe, view=view))
             if command is None:
@@ -311,8 +476,7 @@ async def _play(args: argparse.Namespace) -> int:
             said = [w for w in (event_words(game, e, 0) for e in done.events) if w]
             print("after your move:\n" + "\n".join(f"  - {w}" for w in said) if said else "")
     except Quit:
-        print("bye")
-        return 0
+        return False
 
 
 async def _when_mine(host: Host, game: Game, game_id: str) -> Any:
@@ -402,7 +566,7 @@ def replay(args: argparse.Namespace) -> Any:
         if state is not None and (not args.to or shown == last):
             view = game.view(state, args.seat)
             view.version = shown
-            print(draw(view, colour=not args.no_colour))
+            print(draw(view, colour=colour_wanted(args.no_colour)))
             if not args.all and not args.to and sys.stdin.isatty():
                 try:
                     if ask("enter: next, q: quit> ") == "q":
@@ -414,6 +578,11 @@ def replay(args: argparse.Namespace) -> Any:
     return 0
 
 
+# `arbiter verify`'s exit codes besides 0 (every event matches) and 2 (bad arguments).
+VERIFY_FAILED = 1  # the log differs from a re-run: tampered or damaged
+VERIFY_NOT_FINISHED = 3  # a running game: its seed is secret, so nothing could be checked yet
+
+
 def verify(args: argparse.Namespace) -> int:
     if not os.path.exists(args.source):
         return _verify_on_server(args.source)
@@ -421,20 +590,30 @@ def verify(args: argparse.Namespace) -> int:
     try:
         game = registry.game(gamelog.game_of_json_lines(lines))
         verified = gamelog.verify(game, gamelog.from_json_lines(game, lines))
+    except gamelog.NotFinished:
+        return _not_finished()
     except (gamelog.BadLog, KeyError) as bad:
         print(f"FAILED: {bad}")
-        return 1
+        return VERIFY_FAILED
     print(f"OK: {verified.entries} entries re-run against the revealed seed; every event matches")
     return 0
+
+
+def _not_finished() -> int:
+    print("not finished: the game is still running and its seed is secret until it ends; "
+          "verify it again then (or as the admin, with ARBITER_ADMIN_TOKEN, on the server)")
+    return VERIFY_NOT_FINISHED
 
 
 def _verify_on_server(game_id: str) -> int:
     """A stored game is verified by the server, which holds a running game's seed and uses it
     for the admin (ARBITER_ADMIN_TOKEN)."""
     reply = _ask_server(game_id, "VerifyLog", apb.VerifyLogRequest(game_id=game_id))
+    if not reply.ok and reply.reason == gamelog.NOT_FINISHED:
+        return _not_finished()
     if not reply.ok:
         print(f"FAILED: line {reply.first_bad_line}: {reply.reason}")
-        return 1
+        return VERIFY_FAILED
     print(f"OK: {reply.entries} entries re-run by the server; every event matches")
     return 0
 

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import sys
 
+from services import games as registry
 from services.cli import commands
 from services.core.startup import CannotStart
 from services.games import GAME_MODULES
@@ -21,13 +22,29 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the games over gRPC (configured by ARBITER_*)")
     serve.add_argument("--games", default="", help="comma-separated games (default: all)")
 
-    play = sub.add_parser("play", help="play a game in the terminal against its bots")
+    play = sub.add_parser(
+        "play", help="play any game in the terminal against its bots",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Play a game at seat 0 against the game's bots. At each prompt:\n"
+        + commands.PLAY_HELP,
+        epilog="each game's options (--option key=value, repeated):\n" + "\n".join(
+            f"  {name}: {commands.option_fields(registry.game(name))}"
+            for name in sorted(GAME_MODULES)) + "\nexamples: --option solo_level=3 (Bubblee "
+        "Pop), --option first_chapter=2 --option advanced=true (Eila), --option "
+        "habit_order=H02,H01 (Eila, from chapter 2)\nkept games: $ARBITER_PLAY_DIR, else "
+        "~/.local/share/arbiter/play")
     play.add_argument("game", choices=sorted(GAME_MODULES))
     play.add_argument("--bot", default="", help="the other seats' bot (default: the game's)")
     play.add_argument("--players", type=int, default=0,
                       help="seats at the table, yours included (default: the game's standard)")
-    play.add_argument("--level", type=int, default=0, help="Bubblee Pop: a solo level (1-20)")
-    play.add_argument("--no-colour", action="store_true")
+    play.add_argument("--level", type=int, default=0,
+                      help="Bubblee Pop: a solo level (1-20), as --option solo_level=N")
+    play.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                      help="one of the game's options (see below)")
+    play.add_argument("--resume", action="store_true",
+                      help="go on with the last game of GAME left by quitting")
+    play.add_argument("--no-colour", action="store_true",
+                      help="no colour codes (also without a terminal, or with NO_COLOR set)")
 
     replay = sub.add_parser("replay", help="step through a log file or a stored game")
     replay.add_argument("source", nargs="?", default="",
@@ -41,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="describe and draw the game as this seat sees it (default: a "
                         "spectator)")
 
-    verify = sub.add_parser("verify", help="re-run a log and check every event and the seed")
+    verify = sub.add_parser(
+        "verify", help="re-run a log and check every event and the seed",
+        epilog=f"exit codes: 0 every event matches; {commands.VERIFY_FAILED} the log differs "
+        f"(tampered or damaged); {commands.VERIFY_NOT_FINISHED} the game is not finished (its "
+        "seed is secret: only the server's admin can verify it before its end); 2 bad "
+        "arguments")
     verify.add_argument("source", help="a JSON Lines log file, or a game id on the server")
 
     export = sub.add_parser("export", help="write a stored game's log as JSON Lines")

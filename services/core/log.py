@@ -55,6 +55,16 @@ class BadLog(Exception):
         self.line, self.version, self.reason = line, version, reason
 
 
+# A running game's log cannot be checked by anyone but the server (its seed is secret): not a
+# tampered log. VerifyLog answers this reason; `arbiter verify` tells it apart by it.
+NOT_FINISHED = "the game is not finished: its seed is secret"
+
+
+class NotFinished(BadLog):
+    def __init__(self, line: int, version: int) -> None:
+        super().__init__(line, version, NOT_FINISHED)
+
+
 def decode(raw: Sequence[bytes]) -> list[apb.LogEntry]:
     return [apb.LogEntry.FromString(r) for r in raw]
 
@@ -251,7 +261,7 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
         except ValueError as e:
             raise BadLog(len(entries), final.version, "the revealed seed is not hex") from e
     if seed is None:
-        raise BadLog(len(entries), final.version, "the game is not finished: its seed is secret")
+        raise NotFinished(len(entries), final.version)
     if commitment(seed) != started.seed_commitment:
         raise BadLog(1, 1, "the seed does not match the published commitment")
 

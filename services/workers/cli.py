@@ -2,7 +2,7 @@
 
     arbiter replay --rebuild                 drop every read model and rebuild it from the streams
     arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
-    arbiter balance <game>|--all [--games N]   the balance report (docs/balance.md)
+    arbiter balance <game>|--all --out DIR|--docs   the balance report (docs/ with --docs)
     arbiter stats <game>                     the statistics read model of a game
     arbiter workers projections|deadlines    run a projection consumer / the deadline scheduler
     arbiter workers ai|sim [-c K]            run a Celery worker on queue `ai` or `sim`
@@ -57,7 +57,10 @@ def add_parsers(sub: Any) -> None:
     bal.add_argument("--seed", default="balance")
     bal.add_argument("--local", action="store_true",
                      help="play here even when ARBITER_BROKER_URL is set")
-    bal.add_argument("--docs", default="", help="where to write (default: the project's docs/)")
+    bal.add_argument("--out", default="", metavar="DIR",
+                     help="the folder to write balance.md and balance/ into")
+    bal.add_argument("--docs", action="store_true",
+                     help="write into the project's docs/ (docs/balance.md, docs/balance/)")
 
     stats = sub.add_parser("stats", help="a game's statistics from the read model")
     stats.add_argument("game")
@@ -147,13 +150,18 @@ def balance(args: argparse.Namespace) -> int:
         print("name one game (" + ", ".join(gameset.all_games()) + ") or give --all",
               file=sys.stderr)
         return 2
+    if bool(args.out) == args.docs:  # the tracked docs are written only when asked for
+        print("name where to write: --out DIR, or --docs for the project's docs/",
+              file=sys.stderr)
+        return 2
+    folder = report.DOCS if args.docs else args.out
     from services.workers.celery_app import check_env
 
     broker = "" if args.local else check_env()
     reports = [report.balance(n, args.games, max(1, args.workers), args.seed, broker)
                for n in names]
-    report.write(reports, args.docs or report.DOCS)
-    print(f"wrote {', '.join(names)} into {os.path.abspath(args.docs or report.DOCS)}")
+    report.write(reports, folder)
+    print(f"wrote {', '.join(names)} into {os.path.abspath(folder)}")
     return 0
 
 
@@ -171,14 +179,57 @@ async def stats(args: argparse.Namespace) -> int:
     if not counters:
         print(f"no statistics for {args.game} yet")
         return 0
-    finished = counters.get("finished", 0)
-    print(f"{args.game}: {counters.get('started', 0)} games started, {finished} finished")
-    if finished:
-        print(f"  average length {counters.get('length_sum', 0) / finished:.1f} commands")
-    for key in sorted(counters):
-        if key.startswith(("seat|", "lineup|", "obs:", "event:")):
-            print(f"  {key}: {counters[key]}")
+    print("\n".join(stats_lines(args.game, counters)))
     return 0
+
+
+def _seat_kind(label: str) -> str:
+    """A seat label of the read model in words: "human", "ai:greedy" -> "bot greedy"."""
+    return f"bot {label[3:]}" if label.startswith("ai:") else label
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{part:g} of {whole:g} ({100 * part / whole:.0f}%)" if whole else f"{part:g}"
+
+
+def stats_lines(game: str, counters: dict[str, float]) -> list[str]:
+    """The statistics read model in sentences (its keys are described in projections.py)."""
+    finished = counters.get("finished", 0)
+    lines = [f"{game}: {counters.get('started', 0):g} games started, {finished:g} finished"]
+    if finished:
+        lines.append(f"  average length: {counters.get('length_sum', 0) / finished:.1f} "
+                     "commands")
+    kinds = sorted({k.split("|")[1] for k in counters if k.startswith("seat|")})
+    if kinds:
+        lines.append("  wins by kind of seat:")
+        for k in kinds:
+            won = _share(counters.get(f"seat|{k}|wins", 0), counters.get(f"seat|{k}|played", 0))
+            lines.append(f"    {_seat_kind(k)}: won {won} seats played")
+    lineups = sorted({k.rsplit("|", 1)[0] for k in counters if k.startswith("lineup|")})
+    if lineups:
+        lines.append("  results by options and seats:")
+    for lineup in lineups:
+        _, options, seats = lineup.split("|", 2)
+        games = counters.get(f"{lineup}|games", 0)
+        who = ", ".join(f"seat {i} {_seat_kind(s)}" for i, s in enumerate(seats.split(",")))
+        options = "default options" if options == "default" else f"options {options}"
+        results = [f"seat {i} won {_share(counters.get(f'{lineup}|win:{i}', 0), games)}"
+                   for i in range(len(seats.split(",")))]
+        if counters.get(f"{lineup}|draws"):
+            results.append(f"nobody won {_share(counters[f'{lineup}|draws'], games)}")
+        lines.append(f"    {who}; {options}: {games:g} games; " + "; ".join(results))
+    events = sorted((k[6:], v) for k, v in counters.items() if k.startswith("event:"))
+    if events:
+        lines.append("  events: " + ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in events))
+    figures: dict[str, list[tuple[float, float]]] = {}
+    for key, times in counters.items():
+        if key.startswith("obs:"):
+            name, _, value = key[4:].rpartition(":")
+            figures.setdefault(name, []).append((float(value), times))
+    for name, seen in sorted(figures.items()):
+        values = ", ".join(f"{v:g} ({n:g} times)" for v, n in sorted(seen))
+        lines.append(f"  {name.replace('_', ' ')}: {values}")
+    return lines
 
 
 # ---- workers -----------------------------------------------------------------------------

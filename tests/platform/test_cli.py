@@ -10,12 +10,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+
+
+@pytest.fixture(autouse=True)
+def kept_games_here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`arbiter play` keeps its games in a folder of the test's own."""
+    monkeypatch.setenv("ARBITER_PLAY_DIR", str(tmp_path / "play"))
 
 
 def arbiter(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -51,6 +59,47 @@ def test_verify_accepts_a_finished_log_and_names_a_tampered_line(tmp_path: Path)
                                   lines[:target] + [json.dumps(row)] + lines[target + 1:]))
     assert bad.returncode == 1
     assert f"line {target + 1}:" in bad.stdout
+
+
+def test_verify_of_a_running_game_says_not_finished_with_its_own_code(tmp_path: Path) -> None:
+    async def running_log() -> list[str]:
+        game = registry.game("bubblee")
+        host = Host(MemoryStore(), {"bubblee": game})
+        game_id = (await host.create("bubblee", [Seat("a"), Seat("b")],
+                                     game.pb.Options())).game_id
+        _, entries = await host.history(game_id)
+        return gamelog.to_json_lines(game, entries)
+
+    run = arbiter("verify", write(tmp_path / "running.jsonl", asyncio.run(running_log())))
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert run.stdout.startswith("not finished: ") and "FAILED" not in run.stdout
+    assert "3 the game is not finished" in " ".join(arbiter("verify", "--help").stdout.split())
+
+
+def test_stats_are_sentences_without_raw_keys(tmp_path: Path) -> None:
+    async def two_games() -> None:
+        game = registry.game("bubblee")
+        store = MemoryStore(str(tmp_path / "arbiter.aof"))
+        host = Host(store, {"bubblee": game}, ai_dispatch=in_process_ai)
+        for bots in (("random", "greedy"), ("greedy", "greedy")):
+            seats = [Seat(b, "ai", b) for b in bots]
+            game_id = (await host.create("bubblee", seats, game.pb.Options())).game_id
+            while not (await host.load(game_id)).finished:
+                await asyncio.sleep(0)
+        await store.close()
+
+    asyncio.run(two_games())
+    env = {k: v for k, v in os.environ.items() if k != "ARBITER_REDIS_URL"}
+    run = subprocess.run([sys.executable, "-m", "services.cli.main", "stats", "bubblee"],
+                         capture_output=True, text=True, timeout=120,
+                         env={**env, "ARBITER_DATA_DIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert out.startswith("bubblee: 2 games started, 2 finished\n"), out
+    assert "bot greedy: won " in out and "default options: 1 games" in out
+    assert "events: " in out and "cascade depth: " in out
+    for raw in ("|", "obs:", "event:", "ai:", "lineup", "#"):
+        assert raw not in out, (raw, out)
 
 
 def test_replay_draws_the_boards_step_by_step(tmp_path: Path) -> None:
@@ -117,8 +166,8 @@ async def test_verify_of_a_stored_game_asks_the_server_which_checks_a_running_ga
 
         admin = await verify("adm")
         assert admin.returncode == 0 and b"OK: 2 entries re-run by the server" in admin.stdout
-        anyone = await verify("")
-        assert anyone.returncode == 1 and b"FAILED" in anyone.stdout
-        assert b"secret" in anyone.stdout
+        anyone = await verify("")  # a running game, not a tampered one: its own exit code
+        assert anyone.returncode == 3 and anyone.stdout.startswith(b"not finished: ")
+        assert b"FAILED" not in anyone.stdout
     finally:
         await server.stop(None)

@@ -522,6 +522,26 @@ async def test_health_reflection_and_metrics(client: Client) -> None:
     assert 'grpc_method="Act"' in text and 'grpc_code="OK"' in text
 
 
+async def test_reflection_v1_answers_beside_v1alpha(client: Client) -> None:
+    """grpc.reflection.v1 (what current tools ask first) lists the services and describes a
+    game's, as v1alpha does; its messages are v1alpha's under another package."""
+    info = client.channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString)
+
+    async def ask() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+        yield reflection_pb2.ServerReflectionRequest(
+            file_containing_symbol="arbiter.bubblee.v1.Game")
+
+    replies = [reply async for reply in info(ask(), timeout=10)]
+    names = {s.name for s in replies[0].list_services_response.service}
+    assert {"arbiter.bubblee.v1.Game", "arbiter.v1.Arbiter", "grpc.health.v1.Health"} <= names
+    files = replies[1].file_descriptor_response.file_descriptor_proto
+    assert files and b"arbiter.bubblee.v1" in files[0]
+
+
 async def test_overload_is_resource_exhausted_and_watchers_do_not_lock_players_out() -> None:
     config = Config(grpc_addr=f"127.0.0.1:{free_port()}", max_concurrent_rpcs=1, max_watches=1)
     process = build(config, {"bubblee": registry.game("bubblee")}, MemoryStore())

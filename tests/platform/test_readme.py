@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from services import games as registry
 
@@ -57,23 +62,71 @@ def test_readme_python_client_plays_a_game_and_verifies_it(tmp_path: Path) -> No
     assert (tmp_path / "arbiter.aof").stat().st_size > 0
 
 
-def test_readme_grpcurl_payloads_are_valid_requests() -> None:
-    """No grpcurl binary here: check that each -d payload parses into its method's request."""
+def shell_example(name: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(rf"<!-- example: {name} -->\n```sh\n(.*?)```", text, re.S)
+    assert match, f"README has no example {name}"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A server as `make run` starts it (embedded store, gRPC and HTTP), on free ports: the
+    environment the examples read their addresses from."""
+    grpc_port, http_port = free_port(), free_port()
+    env = dict(os.environ, ARBITER_GRPC_ADDR=f"127.0.0.1:{grpc_port}",
+               ARBITER_HTTP_ADDR=f"127.0.0.1:{http_port}",
+               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}",
+               ARBITER_DATA_DIR=str(tmp_path_factory.mktemp("data")), ARBITER_GAMES="bubblee")
+    env.pop("ARBITER_REDIS_URL", None)
+    process = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for port in (grpc_port, http_port):
+            for _ in range(400):
+                try:
+                    socket.create_connection(("127.0.0.1", port), 0.1).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        yield env
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("name, tool", [("curl-first-move", "curl"),
+                                        ("grpcurl-first-move", "grpcurl")])
+def test_readme_first_move_runs_as_written_whoever_starts(server: dict[str, str], name: str,
+                                                          tool: str) -> None:
+    """The step-by-step example acts once, as Ann, in games where she or the bot starts."""
+    missing = [t for t in (tool, "jq") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed: the {name} example cannot run")
+    for _ in range(6):  # the bot starts about half the games
+        run = subprocess.run(["bash", "-e", "-c", shell_example(name)], env=server,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stdout + run.stderr
+        last = [m.start() for m in re.finditer(r"^\{", run.stdout, re.M)][-1]
+        answer = json.loads(run.stdout[last:])  # the Act's answer, printed last
+        assert int(answer["version"]) > 1, run.stdout
+
+
+def test_readme_grpcurl_example_makes_the_calls_of_the_curl_one() -> None:
+    """grpcurl is not installed everywhere: its example makes the same calls as the curl one,
+    which always runs, with the same request bodies."""
     from arbiter.bubblee.v1 import bubblee_pb2
-    from arbiter.v1 import arbiter_pb2
     from google.protobuf import json_format
 
-    requests = {
-        "CreateGame": bubblee_pb2.CreateGameRequest,
-        "ListLegalActions": arbiter_pb2.ListLegalActionsRequest,
-        "Act": bubblee_pb2.ActRequest,
-    }
-    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
-    calls = re.findall(r"-d '([^']*)'.*?arbiter\.bubblee\.v1\.Game/(\w+)", text)
-    assert {method for _, method in calls} == set(requests)
-    for payload, method in calls:
-        message = json_format.Parse(payload, requests[method]())
-        assert message.ByteSize() > 0, method
+    grpcurl, curl = shell_example("grpcurl-first-move"), shell_example("curl-first-move")
+    methods = re.findall(r"arbiter\.bubblee\.v1\.Game/(\w+)", grpcurl)
+    assert methods == re.findall(r"\$HTTP/(\w+)", curl) == ["CreateGame", "ListLegalActions",
+                                                             "Act"]
+    bodies = re.findall(r"-d ('[^']*'|\"[^\n]*?\"|\"\$\(.*?\)\")\s", grpcurl, re.S)
+    assert bodies and bodies == re.findall(r"-d ('[^']*'|\"[^\n]*?\"|\"\$\(.*?\)\")\s",
+                                           curl, re.S)
+    create = json_format.Parse(bodies[0].strip("'"), bubblee_pb2.CreateGameRequest())
+    assert len(create.seats) == 2
 
 
 def test_readme_metrics_table_names_every_series_the_server_exports() -> None:

@@ -64,7 +64,7 @@ def test_balance_writes_reports_plots_and_figures_and_keeps_the_prose(
                     f"{balance.END}\n\nMore prose.\n")
     monkeypatch.setattr(balance, "VARIANTS", {"bubblee": [("no powers", "no_powers: true")]})
     assert arbiter(["balance", "bubblee", "--games", "3", "--local",
-                    "--docs", str(tmp_path)]) == 0
+                    "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "balance" / "bubblee.json").read_text())
     labels = [s["label"] for s in report["scenarios"]]
     assert labels == ["2 seats, greedy", "2 seats, random", "no powers, 2 seats, greedy"]
@@ -77,6 +77,17 @@ def test_balance_writes_reports_plots_and_figures_and_keeps_the_prose(
 
 def test_balance_refuses_an_unknown_game() -> None:
     assert arbiter(["balance", "chess", "--games", "1"]) == 2
+
+
+def test_balance_writes_only_where_it_is_told(capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing is written (docs/ least of all) unless --out DIR or --docs says where."""
+    page = Path(balance.DOCS) / "balance.md"
+    before = page.stat().st_mtime_ns
+    assert arbiter(["balance", "bubblee", "--games", "1", "--local"]) == 2
+    assert "--out DIR, or --docs" in capsys.readouterr().err
+    assert arbiter(["balance", "bubblee", "--games", "1", "--local", "--docs", "--out",
+                    "x"]) == 2
+    assert page.stat().st_mtime_ns == before
 
 
 def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> None:
