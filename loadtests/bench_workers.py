@@ -3,6 +3,10 @@
     replay      one long game in Redis: rebuilding its read models from the stream (events/s),
                 and loading it in a fresh host with and without a snapshot
     simulation  bot-against-bot games per second in this process and on Celery workers
+    ai_turns    an AI turn's cost, split: on a Celery ai worker (`arbiter workers ai -c 1`, as
+                deployed) against the same turns played by the same host code in this process
+                (the difference is Celery's own share), the bot alone, and the same turn in a
+                host that does not hold the game (loading it whole: what holding it saves)
 
 Needs ARBITER_TEST_REDIS_URL (make bench starts a private redis-server); without it only the
 in-process figures are measured. The Celery figures start a worker with 2 processes on
@@ -30,6 +34,7 @@ from services.workers.simulate import run as simulate
 
 REDIS_URL = os.environ.get("ARBITER_TEST_REDIS_URL", "")
 GAME = os.environ.get("BENCH_WORKERS_GAME", "bubblee")
+AI_TURN_GAMES = os.environ.get("BENCH_AI_TURN_GAMES", "toy,bubblee").split(",")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -136,6 +141,137 @@ def bench_simulation_celery(games: int = 120, concurrency: int = 2) -> dict[str,
             "games_per_s": report["timing"]["games_per_second"]}
 
 
+def _cpu_tree(pid: int) -> float:
+    """CPU seconds of a process and of its children (a Celery worker and its pool)."""
+    from loadtests.bench_moves import cpu_seconds
+
+    total, pids = 0.0, [pid]
+    while pids:
+        p = pids.pop()
+        try:
+            total += cpu_seconds(p)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    pids += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            pass  # it ended meanwhile
+    return total
+
+
+def _ai_seats(game_name: str) -> list[Seat]:
+    game = gameset.game(game_name)
+    return [Seat(f"bot{i}", "ai") for i in range(game.seat_count)]
+
+
+async def _ai_turns_played(store: Any, game_id: str) -> int:
+    from services.core import log as gamelog
+
+    entries = gamelog.decode(await store.read(game_id))
+    return sum(e.command.command_id.startswith("ai:") for e in entries)
+
+
+async def _in_process_turns(game_name: str, games: int) -> dict[str, float]:
+    """Bot-against-bot games played turn by turn through `Host.play_ai_turn` in this process:
+    CPU per turn with the game held by the host (as a worker holds it), the bot's own share,
+    and a turn in a host that must load the game first."""
+    from services.core.host import bot_rng
+    from services.core.redis_store import RedisStore
+
+    store = RedisStore(REDIS_URL)
+    all_games = {game_name: gameset.game(game_name)}
+    host = Host(store, all_games)
+    game = all_games[game_name]
+    ids = [(await host.create(game_name, _ai_seats(game_name), game.pb.Options())).game_id
+           for _ in range(games)]
+    turns, cpu, bot_cpu, cold_cpu, cold_turns = 0, 0.0, 0.0, 0.0, 0
+    for n, game_id in enumerate(ids):
+        while True:
+            loaded = await host.load(game_id)
+            if loaded.finished:
+                break
+            seat = game.to_act(loaded.state)[0]
+            if n % 4 == 3:  # every fourth game: the turn as a host that never saw the game
+                fresh = Host(store, all_games)
+                t0 = time.process_time()
+                await fresh.play_ai_turn(game_id, loaded.version, seat)
+                cold_cpu += time.process_time() - t0
+                cold_turns += 1
+                await host.load(game_id, fresh=True)
+                continue
+            t0 = time.process_time()
+            view, legal = host.view_of(loaded, seat), game.legal_actions(loaded.state, seat)
+            game.bots[game.default_bot](view, legal, bot_rng(loaded, "bot", loaded.version))
+            t1 = time.process_time()
+            await host.play_ai_turn(game_id, loaded.version, seat)
+            t2 = time.process_time()
+            bot_cpu, cpu, turns = bot_cpu + (t1 - t0), cpu + (t2 - t1), turns + 1
+    await store.close()
+    return {"turns": turns, "host_ms_per_turn": round(1000 * cpu / turns, 3),
+            "bot_ms_per_turn": round(1000 * bot_cpu / turns, 3),
+            "load_whole_game_ms_per_turn": round(1000 * cold_cpu / max(1, cold_turns), 3)}
+
+
+def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
+    """Per AI turn: a Celery ai worker's CPU (parent and pool) over bot-against-bot games,
+    beside the same turns in this process."""
+    import redis
+
+    from services.core.redis_store import RedisStore
+    from services.workers.tasks import celery_dispatch
+
+    os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")  # here and the worker's
+    broker = _db(REDIS_URL, 1)
+    redis.Redis.from_url(broker).flushdb()
+    metrics_port = _free_port()
+    env = {**os.environ, "ARBITER_BROKER_URL": broker, "ARBITER_REDIS_URL": REDIS_URL,
+           "PYTHONPATH": ROOT, "ARBITER_METRICS_ADDR": f"127.0.0.1:{metrics_port}"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "workers", "ai", "-c", "1"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    async def play() -> tuple[int, float, float]:
+        store = RedisStore(REDIS_URL)
+        host = Host(store, {game_name: gameset.game(game_name)},
+                    ai_dispatch=celery_dispatch(broker))
+        options = host.games[game_name].pb.Options()
+        warm = await host.create(game_name, _ai_seats(game_name), options)
+        while not (await host.load(warm.game_id, fresh=True)).finished:  # the worker is up
+            await asyncio.sleep(0.1)
+        cpu0, t0 = _cpu_tree(worker.pid), time.perf_counter()
+        ids = [(await host.create(game_name, _ai_seats(game_name), options)).game_id
+               for _ in range(games)]
+        for game_id in ids:
+            while not (await host.load(game_id, fresh=True)).finished:
+                await asyncio.sleep(0.05)
+        cpu, elapsed = _cpu_tree(worker.pid) - cpu0, time.perf_counter() - t0
+        turns = sum([await _ai_turns_played(store, g) for g in ids])
+        await store.close()
+        return turns, cpu, elapsed
+
+    try:
+        turns, cpu, elapsed = asyncio.run(asyncio.wait_for(play(), 300))
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+    inside = asyncio.run(_in_process_turns(game_name, games))
+    celery_ms = 1000 * cpu / turns
+    return {"game": game_name, "worker_turns": turns,
+            "worker_turns_per_s": round(turns / elapsed, 1),
+            "worker_ms_per_turn": round(celery_ms, 3),
+            "in_process": inside,
+            "celery_share_ms_per_turn": round(celery_ms - inside["host_ms_per_turn"], 3)}
+
+
+def _free_port() -> int:
+    from loadtests.bench_moves import free_ports
+
+    return free_ports(1)[0]
+
+
 def run() -> dict[str, Any]:
     out: dict[str, Any] = {"simulation_in_process": bench_simulation_in_process()}
     if not REDIS_URL:
@@ -143,10 +279,14 @@ def run() -> dict[str, Any]:
         return out
     out["replay"] = asyncio.run(bench_replay())
     out["simulation_celery"] = bench_simulation_celery()
+    out["ai_turns"] = {g: bench_ai_turns(g) for g in AI_TURN_GAMES}
     return out
 
 
 if __name__ == "__main__":
     import json
 
-    print(json.dumps(run(), indent=2))
+    if sys.argv[1:2] == ["ai"]:  # only the AI turns: python -m loadtests.bench_workers ai
+        print(json.dumps({g: bench_ai_turns(g) for g in AI_TURN_GAMES}, indent=2))
+    else:
+        print(json.dumps(run(), indent=2))
