@@ -18,6 +18,8 @@ in the same window; then, in a window of its own, `strace -c -f` for which calls
     python -m loadtests.bench_moves                 # both stores (Redis: ARBITER_TEST_REDIS_URL)
     python -m loadtests.bench_moves --ab NAME=VAR=VALUE[,VAR=VALUE] ...
         # the same, once per variant of the server's environment, rounds interleaved
+    python -m loadtests.bench_moves --profile play --store redis
+        # where the server's time goes (py-spy, when installed), by part of the stack
 
 BENCH_MOVES_SECONDS (default 3) is the length of a window, BENCH_MOVES_ROUNDS (default 3) how
 many rounds of (Ping, Act, Play) each server runs; the figures are the medians of the rounds.
@@ -27,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -36,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -50,6 +54,7 @@ SECONDS = float(os.environ.get("BENCH_MOVES_SECONDS", "3"))
 ROUNDS = int(os.environ.get("BENCH_MOVES_ROUNDS", "3"))
 WARM_UP_SECONDS = 1.0
 STRACE_SECONDS = 2.0
+STRACE = os.environ.get("BENCH_MOVES_STRACE", "1") != "0"  # 0: no strace window (A/B runs)
 PILE = 2_000_000_000  # no game ends within a run
 SERVICE = "/arbiter.toy.v1.Game/"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -201,11 +206,14 @@ class Client:
         self.version, self.turn = answer.version, 1 - self.turn
         self.moves += 1
 
-    async def close(self) -> None:
+    async def close_streams(self) -> None:
         for call in self.calls:
             call.cancel()
         await asyncio.gather(*self.readers, return_exceptions=True)
         self.calls, self.readers = [], []
+
+    async def close(self) -> None:
+        await self.close_streams()
         await self.channel.close()
 
 
@@ -234,9 +242,9 @@ async def measure(kind: str, clients: list[Client], server_pid: int, redis_pid: 
         moves = sum(c.moves for c in clients) - moves0
         cpu, rcpu = cpu_seconds(server_pid) - cpu0, redis_cpu(redis_pid) - rcpu0
         elapsed = time.perf_counter() - t0
-        strace = Strace(server_pid) if shutil.which("strace") else None
+        strace = Strace(server_pid) if STRACE and shutil.which("strace") else None
         moves1 = sum(c.moves for c in clients)
-        await asyncio.sleep(STRACE_SECONDS)
+        await asyncio.sleep(STRACE_SECONDS if strace else 0)
         traced = strace.stop() if strace else {}
         traced_moves = sum(c.moves for c in clients) - moves1
     finally:
@@ -281,10 +289,11 @@ async def wait_serving(address: str, server: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("the bench server did not answer in 30 s")
 
 
-async def bench_server(redis_url: str, extra_env: dict[str, str], rounds: int
-                       ) -> list[dict[str, Any]]:
-    """Start a toy server on the embedded store ("" redis_url) or Redis, run `rounds` rounds
-    of (Ping, Act, Play), stop it; one dict per round."""
+@contextlib.asynccontextmanager
+async def serving(redis_url: str, extra_env: dict[str, str]
+                  ) -> AsyncIterator[tuple[str, int, int | None]]:
+    """A toy server on the embedded store ("" redis_url) or Redis, answering: its address,
+    its pid and the redis-server's (None on the embedded store)."""
     port, metrics_port = free_ports(2)
     address = f"127.0.0.1:{port}"
     data_dir = tempfile.mkdtemp(prefix="bench-moves-")
@@ -302,35 +311,40 @@ async def bench_server(redis_url: str, extra_env: dict[str, str], rounds: int
         r.close()
     server = subprocess.Popen([sys.executable, "-m", "loadtests.toy_server"], env=env,
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    clients: list[Client] = []
     try:
         await wait_serving(address, server)
-        clients = [Client(address) for _ in range(CLIENTS)]
-        for c in clients:
-            await c.new_game()
-        results = []
-        for _ in range(rounds):
-            figures = {"ping": await measure("ping", clients, server.pid, redis_pid),
-                       "act": await measure("act", clients, server.pid, redis_pid)}
-            for c in clients:
-                await c.open_streams()
-            figures["play"] = await measure("play", clients, server.pid, redis_pid)
-            for c in clients:  # streams are reopened next round: Act is measured without them
-                for call in c.calls:
-                    call.cancel()
-                await asyncio.gather(*c.readers, return_exceptions=True)
-                c.calls, c.readers = [], []
-            results.append(figures)
-        return results
+        yield address, server.pid, redis_pid
     finally:
-        for c in clients:
-            await c.close()
         server.terminate()
         try:
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def bench_server(redis_url: str, extra_env: dict[str, str], rounds: int
+                       ) -> list[dict[str, Any]]:
+    """Run `rounds` rounds of (Ping, Act, Play) on a fresh server; one dict per round."""
+    async with serving(redis_url, extra_env) as (address, server_pid, redis_pid):
+        clients = [Client(address) for _ in range(CLIENTS)]
+        try:
+            for c in clients:
+                await c.new_game()
+            results = []
+            for _ in range(rounds):
+                figures = {"ping": await measure("ping", clients, server_pid, redis_pid),
+                           "act": await measure("act", clients, server_pid, redis_pid)}
+                for c in clients:
+                    await c.open_streams()
+                figures["play"] = await measure("play", clients, server_pid, redis_pid)
+                for c in clients:  # reopened next round: Act is measured without them
+                    await c.close_streams()
+                results.append(figures)
+            return results
+        finally:
+            for c in clients:
+                await c.close()
 
 
 def medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
@@ -402,9 +416,65 @@ def table(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# Where a profile's samples are counted (a sample counts once per bucket its stack touches).
+PROFILE_BUCKETS = {
+    "gRPC (grpc.aio, cygrpc)": "grpc/", "the store": "services/core/store.py",
+    "Redis client": "redis/", "the live hub": "services/core/live.py",
+    "the host": "services/core/host.py", "the API layer": "services/core/grpc_api.py",
+    "metrics": "services/core/metrics.py", "projections": "services/workers/",
+    "the event loop": "asyncio/", "protobuf": "google/protobuf",
+    "the rules": "services/toy/"}
+
+
+async def profile(kind: str, store_url: str, seconds: float) -> dict[str, Any]:
+    """py-spy (when installed) on the server while `kind` runs: the share of samples per
+    bucket (inclusive) and the 15 functions with the most samples of their own."""
+    if not shutil.which("py-spy"):
+        return {"note": "py-spy is not installed (pip install py-spy)"}
+    async with serving(store_url, {}) as (address, server_pid, _):
+        clients = [Client(address) for _ in range(CLIENTS)]
+        for c in clients:
+            await c.new_game()
+            if kind == "play":
+                await c.open_streams()
+        stop = asyncio.Event()
+        running = asyncio.create_task(run_loops(clients, getattr(Client, kind), stop))
+        await asyncio.sleep(WARM_UP_SECONDS)
+        with tempfile.NamedTemporaryFile(suffix=".txt") as out:
+            spy = await asyncio.create_subprocess_exec(
+                "py-spy", "record", "-p", str(server_pid), "-d", str(seconds), "-r", "250",
+                "--nonblocking", "-f", "raw", "-o", out.name,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await spy.wait()
+            text = open(out.name).read()
+        stop.set()
+        await running
+        for c in clients:
+            await c.close()
+    total, buckets, own = 0, dict.fromkeys(PROFILE_BUCKETS, 0), dict[str, int]()
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        for name, where in PROFILE_BUCKETS.items():
+            if where in stack:
+                buckets[name] += n
+        leaf = stack.rsplit(";", 1)[-1]
+        own[leaf] = own.get(leaf, 0) + n
+    if not total:
+        return {"note": "py-spy took no samples"}
+    return {"samples": total,
+            "inclusive_percent": {k: round(100 * v / total, 1) for k, v in buckets.items()},
+            "own_percent": {k: round(100 * v / total, 1)
+                            for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:15]}}
+
+
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     name, _, assignments = text.partition("=")
-    env = dict(a.split("=", 1) for a in assignments.split(",") if "=" in a)
+    # Variables are split at a comma before NAME=, so that a value may hold commas.
+    env = dict(a.split("=", 1) for a in re.split(r",(?=[A-Z_]+=)", assignments) if "=" in a)
     return name, env
 
 
@@ -414,13 +484,19 @@ def main() -> int:
                         help="compare variants of the server's environment (the first is the "
                              "base; NAME= alone: the environment as it is)")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--profile", choices=["ping", "act", "play"],
+                        help="instead: profile the server (py-spy) while this runs")
+    parser.add_argument("--store", choices=["embedded", "redis"], default="embedded")
     args = parser.parse_args()
-    if args.ab:
+    if args.profile:
+        result = asyncio.run(profile(args.profile, dict(stores()).get(args.store, ""),
+                                     SECONDS))
+    elif args.ab:
         result = run_ab(dict(parse_variant(v) for v in args.ab), args.rounds)
     else:
         result = run()
     print(json.dumps(result, indent=2))
-    if not args.ab:
+    if not args.ab and not args.profile:
         print(table(result))
     return 0
 

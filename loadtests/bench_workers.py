@@ -141,21 +141,41 @@ def bench_simulation_celery(games: int = 120, concurrency: int = 2) -> dict[str,
             "games_per_s": report["timing"]["games_per_second"]}
 
 
-def _cpu_tree(pid: int) -> float:
-    """CPU seconds of a process and of its children (a Celery worker and its pool)."""
+def _cpu_tree(pid: int) -> tuple[float, float]:
+    """CPU seconds of a process, and of its descendants (a Celery worker, and its pool)."""
     from loadtests.bench_moves import cpu_seconds
 
-    total, pids = 0.0, [pid]
+    own, children, pids = cpu_seconds(pid), 0.0, _children(pid)
     while pids:
         p = pids.pop()
         try:
-            total += cpu_seconds(p)
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    pids += [int(c) for c in f.read().split()]
+            children += cpu_seconds(p)
+            pids += _children(p)
         except FileNotFoundError:
             pass  # it ended meanwhile
-    return total
+    return own, children
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            out += [int(c) for c in f.read().split()]
+    return out
+
+
+# How the ai worker is started: as deployed (`arbiter workers ai -c 1`, as the load test
+# starts it), or Celery's own command with other settings, to compare.
+AI_WORKERS = {
+    "deployed": ["-m", "services.cli.main", "workers", "ai", "-c", "1"],
+    "prefork": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
+                "-c", "1", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
+    "solo": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
+             "-P", "solo", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
+    "solo_quiet": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
+                   "-P", "solo", "--prefetch-multiplier", "1", "-l", "warning",
+                   "-n", "bench-ai@%h"],
+}
 
 
 def _ai_seats(game_name: str) -> list[Seat]:
@@ -211,7 +231,8 @@ async def _in_process_turns(game_name: str, games: int) -> dict[str, float]:
             "load_whole_game_ms_per_turn": round(1000 * cold_cpu / max(1, cold_turns), 3)}
 
 
-def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
+def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
+                   ) -> dict[str, Any]:
     """Per AI turn: a Celery ai worker's CPU (parent and pool) over bot-against-bot games,
     beside the same turns in this process."""
     import redis
@@ -219,6 +240,7 @@ def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
     from services.core.redis_store import RedisStore
     from services.workers.tasks import celery_dispatch
 
+    games = games or (24 if game_name == "toy" else 6)
     os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")  # here and the worker's
     broker = _db(REDIS_URL, 1)
     redis.Redis.from_url(broker).flushdb()
@@ -227,10 +249,10 @@ def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
            "PYTHONPATH": ROOT, "ARBITER_METRICS_ADDR": f"127.0.0.1:{metrics_port}"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     worker = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "workers", "ai", "-c", "1"],
+        [sys.executable, *AI_WORKERS[worker_kind]],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    async def play() -> tuple[int, float, float]:
+    async def play() -> tuple[int, tuple[float, float], float]:
         store = RedisStore(REDIS_URL)
         host = Host(store, {game_name: gameset.game(game_name)},
                     ai_dispatch=celery_dispatch(broker))
@@ -244,7 +266,8 @@ def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
         for game_id in ids:
             while not (await host.load(game_id, fresh=True)).finished:
                 await asyncio.sleep(0.05)
-        cpu, elapsed = _cpu_tree(worker.pid) - cpu0, time.perf_counter() - t0
+        cpu1, elapsed = _cpu_tree(worker.pid), time.perf_counter() - t0
+        cpu = (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])
         turns = sum([await _ai_turns_played(store, g) for g in ids])
         await store.close()
         return turns, cpu, elapsed
@@ -258,10 +281,13 @@ def bench_ai_turns(game_name: str, games: int = 24) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             worker.kill()
     inside = asyncio.run(_in_process_turns(game_name, games))
-    celery_ms = 1000 * cpu / turns
-    return {"game": game_name, "worker_turns": turns,
+    celery_ms = 1000 * sum(cpu) / turns
+    return {"game": game_name, "worker": worker_kind, "worker_turns": turns,
             "worker_turns_per_s": round(turns / elapsed, 1),
             "worker_ms_per_turn": round(celery_ms, 3),
+            # Celery's main process (the broker, acknowledgements) and its pool (the task).
+            "worker_main_ms_per_turn": round(1000 * cpu[0] / turns, 3),
+            "worker_pool_ms_per_turn": round(1000 * cpu[1] / turns, 3),
             "in_process": inside,
             "celery_share_ms_per_turn": round(celery_ms - inside["host_ms_per_turn"], 3)}
 
@@ -286,7 +312,10 @@ def run() -> dict[str, Any]:
 if __name__ == "__main__":
     import json
 
-    if sys.argv[1:2] == ["ai"]:  # only the AI turns: python -m loadtests.bench_workers ai
-        print(json.dumps({g: bench_ai_turns(g) for g in AI_TURN_GAMES}, indent=2))
+    # Only the AI turns, with the workers named (default: as deployed):
+    #     python -m loadtests.bench_workers ai [deployed|prefork|solo|solo_quiet ...]
+    if sys.argv[1:2] == ["ai"]:
+        print(json.dumps({f"{g} {w}": bench_ai_turns(g, worker_kind=w) for g in AI_TURN_GAMES
+                          for w in sys.argv[2:] or ["deployed"]}, indent=2))
     else:
         print(json.dumps(run(), indent=2))
