@@ -17,7 +17,8 @@ in the same window; then, in a window of its own, `strace -c -f` for which calls
 
     python -m loadtests.bench_moves                 # both stores (Redis: ARBITER_TEST_REDIS_URL)
     python -m loadtests.bench_moves --ab NAME=VAR=VALUE[,VAR=VALUE] ...
-        # the same, once per variant of the server's environment, rounds interleaved
+        # one server per variant of the environment, all up at once, measured in turn:
+        # each variant against the first, round by round
     python -m loadtests.bench_moves --profile play --store redis
         # where the server's time goes (py-spy, when installed), by part of the stack
 
@@ -52,7 +53,7 @@ from services.toy.schema import pb as toy
 CLIENTS = int(os.environ.get("BENCH_MOVES_CLIENTS", "32"))
 SECONDS = float(os.environ.get("BENCH_MOVES_SECONDS", "3"))
 ROUNDS = int(os.environ.get("BENCH_MOVES_ROUNDS", "3"))
-WARM_UP_SECONDS = 1.0
+WARM_UP_SECONDS = float(os.environ.get("BENCH_MOVES_WARM_UP", "1"))
 STRACE_SECONDS = 2.0
 STRACE = os.environ.get("BENCH_MOVES_STRACE", "1") != "0"  # 0: no strace window (A/B runs)
 PILE = 2_000_000_000  # no game ends within a run
@@ -381,23 +382,57 @@ def run() -> dict[str, Any]:
     return out
 
 
-def run_ab(variants: dict[str, dict[str, str]], rounds: int) -> dict[str, Any]:
-    """Each variant of the server's environment, one server per round, rounds interleaved
-    (ABAB...) so that the machine's drift falls on every variant alike."""
+async def ab_pairs(url: str, variants: dict[str, dict[str, str]], rounds: int
+                   ) -> dict[str, Any]:
+    """Every variant's server up at once, measured in turn, window after window: each
+    variant's ratio to the first (the base) is taken round by round, against the base's
+    window just before, so that a stall of the shared machine falls on both sides of one
+    ratio; the medians of those ratios."""
+    kinds = ("ping", "act", "play")
+    async with contextlib.AsyncExitStack() as stack:
+        servers = {name: await stack.enter_async_context(serving(url, env))
+                   for name, env in variants.items()}
+        clients = {name: [Client(address) for _ in range(CLIENTS)]
+                   for name, (address, _, _) in servers.items()}
+        try:
+            for group in clients.values():
+                for c in group:
+                    await c.new_game()
+            figures: dict[str, dict[str, list[dict[str, Any]]]] = {
+                name: {k: [] for k in kinds} for name in variants}
+            for kind in kinds:
+                if kind == "play":
+                    for group in clients.values():
+                        for c in group:
+                            await c.open_streams()
+                for _ in range(rounds):
+                    for name, (_, pid, redis_pid) in servers.items():
+                        figures[name][kind].append(
+                            await measure(kind, clients[name], pid, redis_pid))
+        finally:
+            for group in clients.values():
+                for c in group:
+                    await c.close()
+    base = next(iter(variants))
     out: dict[str, Any] = {}
-    for store, url in stores():
-        per_variant: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
-        for _ in range(rounds):
-            for name, env in variants.items():
-                per_variant[name] += asyncio.run(bench_server(url, env, 1))
-        out[store] = {name: medians(r) for name, r in per_variant.items()}
-        base = next(iter(variants))
-        for name in variants:
-            out[store][name]["vs_" + base] = {
-                kind: round(out[store][name][kind]["server_cpu_ms_per_move"]
-                            / out[store][base][kind]["server_cpu_ms_per_move"], 3)
-                for kind in ("ping", "act", "play")}
+    for name in variants:
+        out[name] = {}
+        for kind in kinds:
+            mine, theirs = figures[name][kind], figures[base][kind]
+            out[name][kind] = {
+                key: round(statistics.median(f[key] for f in mine), 4)
+                for key in ("moves_per_s", "server_cpu_ms_per_move", "syscalls_per_move")
+                if all(f.get(key) is not None for f in mine)}
+            for key in ("server_cpu_ms_per_move", "syscalls_per_move"):
+                if all(f.get(key) for f in mine + theirs):
+                    ratios = [m[key] / t[key] for m, t in zip(mine, theirs, strict=True)]
+                    out[name][kind][key.replace("_per_move", "_vs_" + base)] = round(
+                        statistics.median(ratios), 3)
     return out
+
+
+def run_ab(variants: dict[str, dict[str, str]], rounds: int) -> dict[str, Any]:
+    return {store: asyncio.run(ab_pairs(url, variants, rounds)) for store, url in stores()}
 
 
 def table(out: dict[str, Any]) -> str:

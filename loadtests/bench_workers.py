@@ -34,7 +34,11 @@ from services.workers.simulate import run as simulate
 
 REDIS_URL = os.environ.get("ARBITER_TEST_REDIS_URL", "")
 GAME = os.environ.get("BENCH_WORKERS_GAME", "bubblee")
-AI_TURN_GAMES = os.environ.get("BENCH_AI_TURN_GAMES", "toy,bubblee").split(",")
+AI_TURN_GAMES = os.environ.get("BENCH_AI_TURN_GAMES", "bubblee,moody_bear,shadow_council"
+                               ).split(",")
+AI_SECONDS = float(os.environ.get("BENCH_AI_SECONDS", "15"))
+# The load test's seats (loadtests/loadtest.py): one human, the others AI seats.
+SEATS = {"bubblee": 2, "bubble_shadow": 3, "moody_bear": 3, "shadow_council": 4, "eila": 1}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -166,15 +170,17 @@ def _children(pid: int) -> list[int]:
 
 # How the ai worker is started: as deployed (`arbiter workers ai -c 1`, as the load test
 # starts it), or Celery's own command with other settings, to compare.
-AI_WORKERS = {
-    "deployed": ["-m", "services.cli.main", "workers", "ai", "-c", "1"],
-    "prefork": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
-                "-c", "1", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
-    "solo": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
-             "-P", "solo", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
-    "solo_quiet": ["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
-                   "-P", "solo", "--prefetch-multiplier", "1", "-l", "warning",
-                   "-n", "bench-ai@%h"],
+AI_WORKERS: dict[str, tuple[list[str], dict[str, str]]] = {
+    "deployed": (["-m", "services.cli.main", "workers", "ai", "-c", "1"], {}),
+    # As deployed, but each AI turn a task of its own (as before turns were played inline).
+    "one_per_task": (["-m", "services.cli.main", "workers", "ai", "-c", "1"],
+                     {"ARBITER_AI_INLINE_TURNS": "1"}),
+    "solo": (["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
+              "-P", "solo", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
+             {}),
+    "solo_one_per_task": (["-m", "celery", "-A", "services.workers.celery_app", "worker",
+                           "-Q", "ai", "-P", "solo", "--prefetch-multiplier", "1", "-l", "info",
+                           "-n", "bench-ai@%h"], {"ARBITER_AI_INLINE_TURNS": "1"}),
 }
 
 
@@ -240,7 +246,7 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
     from services.core.redis_store import RedisStore
     from services.workers.tasks import celery_dispatch
 
-    games = games or (24 if game_name == "toy" else 6)
+    games = games or 16
     os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")  # here and the worker's
     broker = _db(REDIS_URL, 1)
     redis.Redis.from_url(broker).flushdb()
@@ -248,42 +254,54 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
     env = {**os.environ, "ARBITER_BROKER_URL": broker, "ARBITER_REDIS_URL": REDIS_URL,
            "PYTHONPATH": ROOT, "ARBITER_METRICS_ADDR": f"127.0.0.1:{metrics_port}"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    argv, worker_env = AI_WORKERS[worker_kind]
     worker = subprocess.Popen(
-        [sys.executable, *AI_WORKERS[worker_kind]],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [sys.executable, *argv],
+        cwd=ROOT, env={**env, **worker_env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    async def play() -> tuple[int, tuple[float, float], float]:
+    async def play() -> tuple[int, int, tuple[float, float], float]:
+        """Games of one human seat and the load test's AI seats; this process plays the
+        human's turns (a random legal command) for AI_SECONDS; the worker the AI turns."""
         store = RedisStore(REDIS_URL)
-        host = Host(store, {game_name: gameset.game(game_name)},
-                    ai_dispatch=celery_dispatch(broker))
-        options = host.games[game_name].pb.Options()
-        warm = await host.create(game_name, _ai_seats(game_name), options)
+        game = gameset.game(game_name)
+        host = Host(store, {game_name: game}, ai_dispatch=celery_dispatch(broker))
+        seats = [Seat("human")] + [Seat(f"bot{i}", "ai")
+                                   for i in range(1, SEATS.get(game_name, game.seat_count))]
+        warm = await host.create(game_name, _ai_seats(game_name), game.pb.Options())
         while not (await host.load(warm.game_id, fresh=True)).finished:  # the worker is up
             await asyncio.sleep(0.1)
         cpu0, t0 = _cpu_tree(worker.pid), time.perf_counter()
-        ids = [(await host.create(game_name, _ai_seats(game_name), options)).game_id
-               for _ in range(games)]
-        for game_id in ids:
-            while not (await host.load(game_id, fresh=True)).finished:
-                await asyncio.sleep(0.05)
+        made = [await host.create(game_name, seats, game.pb.Options()) for _ in range(games)]
+        rng, humans = Rng.for_test(7), 0
+        while time.perf_counter() - t0 < AI_SECONDS:
+            for m in made:
+                loaded = await host.load(m.game_id, fresh=True)
+                if loaded.finished or 0 not in game.to_act(loaded.state):
+                    continue
+                command = rng.choice(game.legal_actions(loaded.state, 0))
+                await host.act(m.game_id, Caller(token=m.tokens[0]), command,
+                               f"human:{loaded.version}", loaded.version)
+                humans += 1
+            await asyncio.sleep(0.005)
         cpu1, elapsed = _cpu_tree(worker.pid), time.perf_counter() - t0
-        cpu = (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])
-        turns = sum([await _ai_turns_played(store, g) for g in ids])
+        turns = sum([await _ai_turns_played(store, m.game_id) for m in made])
         await store.close()
-        return turns, cpu, elapsed
+        return turns, humans, (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), elapsed
 
     try:
-        turns, cpu, elapsed = asyncio.run(asyncio.wait_for(play(), 300))
+        turns, humans, cpu, elapsed = asyncio.run(asyncio.wait_for(play(), 300))
     finally:
         worker.terminate()
         try:
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
-    inside = asyncio.run(_in_process_turns(game_name, games))
+    inside = asyncio.run(_in_process_turns(game_name, 4))
     celery_ms = 1000 * sum(cpu) / turns
     return {"game": game_name, "worker": worker_kind, "worker_turns": turns,
+            "human_commands": humans,
             "worker_turns_per_s": round(turns / elapsed, 1),
+            "worker_ms_per_human_command": round(1000 * sum(cpu) / max(1, humans), 3),
             "worker_ms_per_turn": round(celery_ms, 3),
             # Celery's main process (the broker, acknowledgements) and its pool (the task).
             "worker_main_ms_per_turn": round(1000 * cpu[0] / turns, 3),
@@ -313,7 +331,7 @@ if __name__ == "__main__":
     import json
 
     # Only the AI turns, with the workers named (default: as deployed):
-    #     python -m loadtests.bench_workers ai [deployed|prefork|solo|solo_quiet ...]
+    #     python -m loadtests.bench_workers ai [deployed|one_per_task|solo|solo_one_per_task ...]
     if sys.argv[1:2] == ["ai"]:
         print(json.dumps({f"{g} {w}": bench_ai_turns(g, worker_kind=w) for g in AI_TURN_GAMES
                           for w in sys.argv[2:] or ["deployed"]}, indent=2))
