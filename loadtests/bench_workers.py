@@ -175,6 +175,10 @@ AI_WORKERS: dict[str, tuple[list[str], dict[str, str]]] = {
     # As deployed, but each AI turn a task of its own (as before turns were played inline).
     "one_per_task": (["-m", "services.cli.main", "workers", "ai", "-c", "1"],
                      {"ARBITER_AI_INLINE_TURNS": "1"}),
+    "inline8": (["-m", "services.cli.main", "workers", "ai", "-c", "1"],
+                {"ARBITER_AI_INLINE_TURNS": "8"}),
+    "inline2": (["-m", "services.cli.main", "workers", "ai", "-c", "1"],
+                {"ARBITER_AI_INLINE_TURNS": "2"}),
     "solo": (["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
               "-P", "solo", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
              {}),
@@ -255,11 +259,14 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
            "PYTHONPATH": ROOT, "ARBITER_METRICS_ADDR": f"127.0.0.1:{metrics_port}"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     argv, worker_env = AI_WORKERS[worker_kind]
+    log_path = os.environ.get("BENCH_AI_WORKER_LOG", "")
     worker = subprocess.Popen(
         [sys.executable, *argv],
-        cwd=ROOT, env={**env, **worker_env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=ROOT, env={**env, **worker_env}, stdout=subprocess.DEVNULL,
+        # BENCH_AI_WORKER_LOG=path keeps the worker's log (each task received and done).
+        stderr=open(log_path, "w") if log_path else subprocess.DEVNULL)  # noqa: SIM115
 
-    async def play() -> tuple[int, int, tuple[float, float], float]:
+    async def play() -> tuple[int, int, tuple[float, float], float, dict[str, float]]:
         """Games of one human seat and the load test's AI seats; this process plays the
         human's turns (a random legal command) for AI_SECONDS; the worker the AI turns."""
         store = RedisStore(REDIS_URL)
@@ -267,10 +274,14 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
         host = Host(store, {game_name: game}, ai_dispatch=celery_dispatch(broker))
         seats = [Seat("human")] + [Seat(f"bot{i}", "ai")
                                    for i in range(1, SEATS.get(game_name, game.seat_count))]
-        warm = await host.create(game_name, _ai_seats(game_name), game.pb.Options())
-        while not (await host.load(warm.game_id, fresh=True)).finished:  # the worker is up
+        while True:  # the worker is up once it has played a turn of a game like the others
+            warm = await host.create(game_name, seats, game.pb.Options())
+            if 0 not in game.to_act((await host.load(warm.game_id)).state):
+                break
+        while not await _ai_turns_played(store, warm.game_id):
             await asyncio.sleep(0.1)
         cpu0, t0 = _cpu_tree(worker.pid), time.perf_counter()
+        counts0 = _ai_task_counts(metrics_port)
         made = [await host.create(game_name, seats, game.pb.Options()) for _ in range(games)]
         rng, humans = Rng.for_test(7), 0
         while time.perf_counter() - t0 < AI_SECONDS:
@@ -284,12 +295,13 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
                 humans += 1
             await asyncio.sleep(0.005)
         cpu1, elapsed = _cpu_tree(worker.pid), time.perf_counter() - t0
+        counts = {k: v - counts0.get(k, 0) for k, v in _ai_task_counts(metrics_port).items()}
         turns = sum([await _ai_turns_played(store, m.game_id) for m in made])
         await store.close()
-        return turns, humans, (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), elapsed
+        return turns, humans, (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), elapsed, counts
 
     try:
-        turns, humans, cpu, elapsed = asyncio.run(asyncio.wait_for(play(), 300))
+        turns, humans, cpu, elapsed, counts = asyncio.run(asyncio.wait_for(play(), 300))
     finally:
         worker.terminate()
         try:
@@ -300,6 +312,8 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
     celery_ms = 1000 * sum(cpu) / turns
     return {"game": game_name, "worker": worker_kind, "worker_turns": turns,
             "human_commands": humans,
+            # From the worker's /metrics (as deployed only): turns played, idle tasks.
+            "worker_tasks_by_result": counts,
             "worker_turns_per_s": round(turns / elapsed, 1),
             "worker_ms_per_human_command": round(1000 * sum(cpu) / max(1, humans), 3),
             "worker_ms_per_turn": round(celery_ms, 3),
@@ -308,6 +322,22 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
             "worker_pool_ms_per_turn": round(1000 * cpu[1] / turns, 3),
             "in_process": inside,
             "celery_share_ms_per_turn": round(celery_ms - inside["host_ms_per_turn"], 3)}
+
+
+def _ai_task_counts(metrics_port: int) -> dict[str, float]:
+    """arbiter_ai_tasks_total by result, from an ai worker's /metrics (empty without one)."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                    timeout=5) as reply:
+            text = reply.read().decode()
+    except OSError:
+        return {}
+    return {s.labels["result"]: s.value for f in text_string_to_metric_families(text)
+            for s in f.samples if s.name == "arbiter_ai_tasks_total"}
 
 
 def _free_port() -> int:
@@ -331,7 +361,7 @@ if __name__ == "__main__":
     import json
 
     # Only the AI turns, with the workers named (default: as deployed):
-    #     python -m loadtests.bench_workers ai [deployed|one_per_task|solo|solo_one_per_task ...]
+    #     python -m loadtests.bench_workers ai [deployed|one_per_task|inline2|inline8|solo|solo_one_per_task ...]
     if sys.argv[1:2] == ["ai"]:
         print(json.dumps({f"{g} {w}": bench_ai_turns(g, worker_kind=w) for g in AI_TURN_GAMES
                           for w in sys.argv[2:] or ["deployed"]}, indent=2))
