@@ -464,7 +464,9 @@ PROFILE_BUCKETS = {
 async def profile(kind: str, store_url: str, seconds: float) -> dict[str, Any]:
     """py-spy (when installed) on the server while `kind` runs: the share of samples per
     bucket (inclusive) and the 15 functions with the most samples of their own."""
-    if not shutil.which("py-spy"):
+    spy_command = shutil.which("py-spy") or shutil.which(
+        "py-spy", path=os.path.dirname(sys.executable))
+    if not spy_command:
         return {"note": "py-spy is not installed (pip install py-spy)"}
     async with serving(store_url, {}) as (address, server_pid, _):
         clients = [Client(address) for _ in range(CLIENTS)]
@@ -477,7 +479,7 @@ async def profile(kind: str, store_url: str, seconds: float) -> dict[str, Any]:
         await asyncio.sleep(WARM_UP_SECONDS)
         with tempfile.NamedTemporaryFile(suffix=".txt") as out:
             spy = await asyncio.create_subprocess_exec(
-                "py-spy", "record", "-p", str(server_pid), "-d", str(seconds), "-r", "250",
+                spy_command, "record", "-p", str(server_pid), "-d", str(seconds), "-r", "250",
                 "--nonblocking", "-f", "raw", "-o", out.name,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             await spy.wait()

@@ -361,7 +361,7 @@ if __name__ == "__main__":
     import json
 
     # Only the AI turns, with the workers named (default: as deployed):
-    #     python -m loadtests.bench_workers ai [deployed|one_per_task|inline2|inline8|solo|solo_one_per_task ...]
+    #     python -m loadtests.bench_workers ai [NAME of AI_WORKERS ...]
     if sys.argv[1:2] == ["ai"]:
         print(json.dumps({f"{g} {w}": bench_ai_turns(g, worker_kind=w) for g in AI_TURN_GAMES
                           for w in sys.argv[2:] or ["deployed"]}, indent=2))
