@@ -20,7 +20,7 @@ in the same window; then, in a window of its own, `strace -c -f` for which calls
         # one server per variant of the environment, all up at once, measured in turn:
         # each variant against the first, round by round
     python -m loadtests.bench_moves --profile play --store redis
-        # where the server's time goes (py-spy, when installed), by part of the stack
+        # where the server's event-loop thread spends its time (cProfile), by part
 
 BENCH_MOVES_SECONDS (default 3) is the length of a window, BENCH_MOVES_ROUNDS (default 3) how
 many rounds of (Ping, Act, Play) each server runs; the figures are the medians of the rounds.
@@ -451,61 +451,66 @@ def table(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# Where a profile's samples are counted (a sample counts once per bucket its stack touches).
-PROFILE_BUCKETS = {
-    "gRPC (grpc.aio, cygrpc)": "grpc/", "the store": "services/core/store.py",
-    "Redis client": "redis/", "the live hub": "services/core/live.py",
-    "the host": "services/core/host.py", "the API layer": "services/core/grpc_api.py",
-    "metrics": "services/core/metrics.py", "projections": "services/workers/",
-    "the event loop": "asyncio/", "protobuf": "google/protobuf",
-    "the rules": "services/toy/"}
+# Where the profiled thread's own time is counted, by the file its functions are in.
+PROFILE_BUCKETS = {  # the first that matches
+    "the API layer (its awaits on gRPC included)": "services/core/grpc_api.py",
+    # grpc.aio's Cython runs as the loop's callbacks: cProfile sees it as Context.run.
+    "gRPC (grpc.aio, cygrpc)": "grpc", "gRPC's Cython (the loop's Context.run)": "Context",
+    "the store": "services/core/store.py",
+    "Redis client": "/redis/", "the live hub": "services/core/live.py",
+    "the host": "services/core/host.py", "reads": "services/core/reads.py",
+    "metrics": "prometheus_client",
+    "projections and read models": "services/workers/", "the event loop": "asyncio",
+    "protobuf": "protobuf", "the rules": "services/toy/", "the game log": "services/core/log.py",
+    "what happened (words)": "services/core/happened.py"}
 
 
 async def profile(kind: str, store_url: str, seconds: float) -> dict[str, Any]:
-    """py-spy (when installed) on the server while `kind` runs: the share of samples per
-    bucket (inclusive) and the 15 functions with the most samples of their own."""
-    spy_command = shutil.which("py-spy") or shutil.which(
-        "py-spy", path=os.path.dirname(sys.executable))
-    if not spy_command:
-        return {"note": "py-spy is not installed (pip install py-spy)"}
-    async with serving(store_url, {}) as (address, server_pid, _):
-        clients = [Client(address) for _ in range(CLIENTS)]
-        for c in clients:
-            await c.new_game()
-            if kind == "play":
-                await c.open_streams()
-        stop = asyncio.Event()
-        running = asyncio.create_task(run_loops(clients, getattr(Client, kind), stop))
-        await asyncio.sleep(WARM_UP_SECONDS)
-        with tempfile.NamedTemporaryFile(suffix=".txt") as out:
-            spy = await asyncio.create_subprocess_exec(
-                spy_command, "record", "-p", str(server_pid), "-d", str(seconds), "-r", "250",
-                "--nonblocking", "-f", "raw", "-o", out.name,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            await spy.wait()
-            text = open(out.name).read()
-        stop.set()
-        await running
-        for c in clients:
-            await c.close()
-    total, buckets, own = 0, dict.fromkeys(PROFILE_BUCKETS, 0), dict[str, int]()
-    for line in text.splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not count.isdigit():
-            continue
-        n = int(count)
-        total += n
-        for name, where in PROFILE_BUCKETS.items():
-            if where in stack:
-                buckets[name] += n
-        leaf = stack.rsplit(";", 1)[-1]
-        own[leaf] = own.get(leaf, 0) + n
-    if not total:
-        return {"note": "py-spy took no samples"}
-    return {"samples": total,
-            "inclusive_percent": {k: round(100 * v / total, 1) for k, v in buckets.items()},
-            "own_percent": {k: round(100 * v / total, 1)
-                            for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:15]}}
+    """cProfile on the server's event-loop thread (where all its Python runs; gRPC's C-core
+    threads are not seen), in that thread's CPU time, while `kind` runs: the share of its own
+    time per part of the stack,
+    and the 15 functions with the most time of their own (cProfile's overhead inflates
+    Python-heavy parts: read the shares as an order, not as figures)."""
+    import pstats
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "server.prof")
+        async with serving(store_url, {"BENCH_CPROFILE": path}) as (address, server_pid, _):
+            clients = [Client(address) for _ in range(CLIENTS)]
+            for c in clients:
+                await c.new_game()
+                if kind == "play":
+                    await c.open_streams()
+            stop = asyncio.Event()
+            running = asyncio.create_task(run_loops(clients, getattr(Client, kind), stop))
+            await asyncio.sleep(WARM_UP_SECONDS)
+            os.kill(server_pid, signal.SIGUSR1)
+            await asyncio.sleep(seconds)
+            os.kill(server_pid, signal.SIGUSR2)
+            stop.set()
+            await running
+            for c in clients:
+                await c.close()
+            for _ in range(100):
+                if os.path.exists(path):
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)  # the file is written whole
+        stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    own: dict[str, float] = {}
+    buckets = dict.fromkeys([*PROFILE_BUCKETS, "other"], 0.0)
+    for (filename, line, name), (_, _, tottime, _, _) in stats.items():
+        key = f"{os.path.basename(filename)}:{line}({name})" if line else name
+        own[key] = own.get(key, 0.0) + tottime
+        bucket = next((b for b, where in PROFILE_BUCKETS.items()
+                       if where in filename or where in name), "other")
+        buckets[bucket] += tottime
+    total = sum(own.values())
+    return {"profiled_seconds": round(total, 2),
+            "own_time_percent": {k: round(100 * v / total, 1) for k, v in
+                                 sorted(buckets.items(), key=lambda kv: -kv[1])},
+            "top_functions_percent": {k: round(100 * v / total, 1) for k, v in
+                                      sorted(own.items(), key=lambda kv: -kv[1])[:15]}}
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
@@ -522,7 +527,7 @@ def main() -> int:
                              "base; NAME= alone: the environment as it is)")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--profile", choices=["ping", "act", "play"],
-                        help="instead: profile the server (py-spy) while this runs")
+                        help="instead: profile the server (cProfile) while this runs")
     parser.add_argument("--store", choices=["embedded", "redis"], default="embedded")
     args = parser.parse_args()
     if args.profile:

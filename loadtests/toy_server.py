@@ -12,6 +12,8 @@ on in this process only:
     BENCH_GC_THRESHOLD=a,b,c    gc.set_threshold(a, b, c)
     BENCH_NO_METRICS=1          every Prometheus series is a no-op (what metrics cost at most)
     BENCH_GRPC_OPTIONS=json     more gRPC server options, e.g. [["grpc.http2.bdp_probe", 0]]
+    BENCH_CPROFILE=path         cProfile the event loop's thread from SIGUSR1 to SIGUSR2,
+                                then write the stats to path
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import asyncio
 import gc
 import json
 import os
+import signal
 import sys
 from typing import Any
 
@@ -57,7 +60,23 @@ def levers() -> None:
         gc.freeze()
 
 
+def profile_on_signals(path: str) -> None:
+    import cProfile
+    import time
+
+    profiler = cProfile.Profile(time.thread_time)  # CPU of the loop's thread, not waiting
+
+    def stop(*_: Any) -> None:
+        profiler.disable()
+        profiler.dump_stats(path)
+
+    signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+    signal.signal(signal.SIGUSR2, stop)
+
+
 if __name__ == "__main__":
     registry.GAME_MODULES["toy"] = "services.toy"
     levers()
+    if path := os.environ.get("BENCH_CPROFILE"):
+        profile_on_signals(path)
     sys.exit(cli.main(["serve", "--games", "toy"]))
