@@ -24,8 +24,9 @@ import time
 import uuid
 from typing import Any
 
-from services.core.decider import Rng, Seat
+from services.core.decider import Rng, RuleError, Seat
 from services.core.host import Caller, Host
+from services.core.reads import StaleVersion
 from services.workers import gameset
 from services.workers.projections import Projector, snapshot_source
 from services.workers.readmodel import RedisReadModel
@@ -290,9 +291,12 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
                 if loaded.finished or 0 not in game.to_act(loaded.state):
                     continue
                 command = rng.choice(game.legal_actions(loaded.state, 0))
-                await host.act(m.game_id, Caller(token=m.tokens[0]), command,
-                               f"human:{loaded.version}", loaded.version)
-                humans += 1
+                try:
+                    await host.act(m.game_id, Caller(token=m.tokens[0]), command,
+                                   f"human:{loaded.version}", loaded.version)
+                    humans += 1
+                except (StaleVersion, RuleError):  # an AI seat acting at the same time won
+                    pass
             await asyncio.sleep(0.005)
         cpu1, elapsed = _cpu_tree(worker.pid), time.perf_counter() - t0
         counts = {k: v - counts0.get(k, 0) for k, v in _ai_task_counts(metrics_port).items()}
