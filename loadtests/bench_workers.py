@@ -249,7 +249,7 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
     import redis
 
     from services.core.redis_store import RedisStore
-    from services.workers.tasks import celery_dispatch
+    from services.workers.celery_app import make_app
 
     games = games or 16
     os.environ.setdefault("ARBITER_EXTRA_GAMES", "toy=services.toy")  # here and the worker's
@@ -272,7 +272,15 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
         human's turns (a random legal command) for AI_SECONDS; the worker the AI turns."""
         store = RedisStore(REDIS_URL)
         game = gameset.game(game_name)
-        host = Host(store, {game_name: game}, ai_dispatch=celery_dispatch(broker))
+        sender = make_app(broker, results=False)
+
+        # Queued at once, on this thread (the server queues from a thread of its executor,
+        # which asyncio.run would wait for at its end, a publish retrying included).
+        def dispatch(_: Host, game_id: str, version: int, seat: int) -> None:
+            sender.send_task("arbiter.ai_turn", args=[game_id, version, seat], queue="ai",
+                             ignore_result=True)
+
+        host = Host(store, {game_name: game}, ai_dispatch=dispatch)
         seats = [Seat("human")] + [Seat(f"bot{i}", "ai")
                                    for i in range(1, SEATS.get(game_name, game.seat_count))]
         deadline = time.perf_counter() + 60
