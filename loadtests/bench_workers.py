@@ -283,11 +283,15 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
         host = Host(store, {game_name: game}, ai_dispatch=dispatch)
         seats = [Seat("human")] + [Seat(f"bot{i}", "ai")
                                    for i in range(1, SEATS.get(game_name, game.seat_count))]
+        # The worker is up once it has played a turn of a game like the others (one where an
+        # AI seat acts first: every game starts with the AI seats or the human to act).
         deadline = time.perf_counter() + 60
-        while True:  # the worker is up once it has played a turn of a game like the others
+        while True:
             warm = await host.create(game_name, seats, game.pb.Options())
-            if 0 not in game.to_act((await host.load(warm.game_id)).state):
+            if set(game.to_act((await host.load(warm.game_id)).state)) - {0}:
                 break
+            if time.perf_counter() > deadline:
+                raise TimeoutError("no game of these seats starts with an AI seat to act")
         while not await _ai_turns_played(store, warm.game_id):
             if time.perf_counter() > deadline:
                 raise TimeoutError("the ai worker played no turn in 60 s")
