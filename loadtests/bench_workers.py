@@ -283,35 +283,36 @@ def bench_ai_turns(game_name: str, games: int = 0, worker_kind: str = "deployed"
         host = Host(store, {game_name: game}, ai_dispatch=dispatch)
         seats = [Seat("human")] + [Seat(f"bot{i}", "ai")
                                    for i in range(1, SEATS.get(game_name, game.seat_count))]
-        # The worker is up once it has played a turn of a game like the others (one where an
-        # AI seat acts first: every game starts with the AI seats or the human to act).
+        rng = Rng.for_test(7)
+
+        async def human_turn(game_id: str, tokens: dict[int, str]) -> bool:
+            """Play the human seat's turn if it is to act (a random legal command)."""
+            loaded = await host.load(game_id, fresh=True)
+            if loaded.finished or 0 not in game.to_act(loaded.state):
+                return False
+            command = rng.choice(game.legal_actions(loaded.state, 0))
+            try:
+                await host.act(game_id, Caller(token=tokens[0]), command,
+                               f"human:{loaded.version}", loaded.version)
+                return True
+            except (StaleVersion, RuleError):  # an AI seat acting at the same time won
+                return False
+
+        # The worker is up once it has played an AI turn of a game like the others.
+        warm = await host.create(game_name, seats, game.pb.Options())
         deadline = time.perf_counter() + 60
-        while True:
-            warm = await host.create(game_name, seats, game.pb.Options())
-            if set(game.to_act((await host.load(warm.game_id)).state)) - {0}:
-                break
-            if time.perf_counter() > deadline:
-                raise TimeoutError("no game of these seats starts with an AI seat to act")
         while not await _ai_turns_played(store, warm.game_id):
             if time.perf_counter() > deadline:
                 raise TimeoutError("the ai worker played no turn in 60 s")
+            await human_turn(warm.game_id, warm.tokens)
             await asyncio.sleep(0.1)
         cpu0, t0 = _cpu_tree(worker.pid), time.perf_counter()
         counts0 = _ai_task_counts(metrics_port)
         made = [await host.create(game_name, seats, game.pb.Options()) for _ in range(games)]
-        rng, humans = Rng.for_test(7), 0
+        humans = 0
         while time.perf_counter() - t0 < AI_SECONDS:
             for m in made:
-                loaded = await host.load(m.game_id, fresh=True)
-                if loaded.finished or 0 not in game.to_act(loaded.state):
-                    continue
-                command = rng.choice(game.legal_actions(loaded.state, 0))
-                try:
-                    await host.act(m.game_id, Caller(token=m.tokens[0]), command,
-                                   f"human:{loaded.version}", loaded.version)
-                    humans += 1
-                except (StaleVersion, RuleError):  # an AI seat acting at the same time won
-                    pass
+                humans += await human_turn(m.game_id, m.tokens)
             await asyncio.sleep(0.005)
         cpu1, elapsed = _cpu_tree(worker.pid), time.perf_counter() - t0
         counts = {k: v - counts0.get(k, 0) for k, v in _ai_task_counts(metrics_port).items()}
