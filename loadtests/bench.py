@@ -14,6 +14,9 @@
                 other seat's view and legal commands)
     stack_stream  a bidirectional stream whose handler only runs the append script per
                 message: the least a command over Play can cost
+    moves       the per-move cost (loadtests/bench_moves.py): "take the last counter", 32
+                clients, Act and Play, embedded store and Redis: server CPU and system calls
+                per move beside Ping's
 
 The machine is shared and noisy: compare the ratios, measured in the same run, not absolute
 figures. Writes loadtests/results/latest.json and prints it.
@@ -504,6 +507,9 @@ def main() -> int:
     results["core"] = bench_core()
     if redis_url:
         results["grpc_redis"] = asyncio.run(bench_server(redis_url))
+    from loadtests import bench_moves
+
+    results["moves"] = bench_moves.run()
     try:
         from loadtests import bench_workers
     except ImportError:
@@ -514,6 +520,7 @@ def main() -> int:
     with open(RESULTS, "w") as f:
         json.dump(results, f, indent=2)
     print(json.dumps(results, indent=2))
+    print(bench_moves.table(results["moves"]))
     return 0
 
 

@@ -86,9 +86,10 @@ class Metrics:
             "arbiter_ai_turn_seconds", "Time a bot takes to choose its command.", ("game",),
             buckets=FAST_BUCKETS))
         self.ai_tasks = Labelled(Counter(
-            "arbiter_ai_tasks_total", "AI turn tasks a Celery worker ran, by result: played, "
-            "nothing_to_do (a redelivery, or the game moved on) or retried (the store was "
-            "down).", ("result",)))
+            "arbiter_ai_tasks_total", "AI turns a Celery worker played (result played: one "
+            "per turn, with the turns a task played after its own), and tasks that found "
+            "nothing_to_do (a redelivery, or the game moved on) or were retried (the store "
+            "was down).", ("result",)))
         self.deadlines = Labelled(Counter(
             "arbiter_deadlines_total", "Deadlines fired by a scheduler, by kind (ai: the "
             "rescue of a lost AI turn; idle; system: a game's own) and result: acted, nothing "

@@ -5,7 +5,13 @@ broker: it loads the game, gives the seat's bot that seat's view and legal comma
 and submits the command through the ordinary command path with command id
 ai:<game id>:<version>:<seat> and the expected version. A redelivered task (its worker died
 before acknowledging) finds the command id already applied, or the game moved on, and does
-nothing.
+nothing; then it plays whatever AI turn the game waits for, if any (one the dead worker may
+have been about to play).
+
+AI turns that follow the worker's own command (AI against AI, or the next AI seat after one
+human command) are played in the same task, up to ARBITER_AI_INLINE_TURNS (default 8) turns
+a task, and only the rest are queued: a task of its own costs the worker several times what
+the turn costs (loadtests/bench_workers.py, docs/performance.md).
 
 The worker's host reads the event store named by ARBITER_REDIS_URL (never the broker's
 database) and starts long games from their snapshots.
@@ -35,6 +41,9 @@ log = logging.getLogger("arbiter.tasks")
 _loop: asyncio.AbstractEventLoop | None = None
 _host: Host | None = None
 _pid = 0
+INLINE_TURNS = max(1, int(os.environ.get("ARBITER_AI_INLINE_TURNS", "8")))
+# The AI turns this process's own appends led to, while a task runs: played by that task.
+_following: list[tuple[str, int, int]] | None = None
 
 
 def _run(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -66,29 +75,87 @@ def worker_host() -> Host:
             raise RuntimeError("an AI worker needs ARBITER_REDIS_URL (the event store)")
         store = RedisStore(url)
         # AI turns act as the server's own trusted caller: this host needs no admin token.
-        # The next AI seat (AI against AI) is queued too, never played inline, by an app
-        # without a result backend: an AI turn has no result, here or anywhere.
-        host = Host(store, gameset.all_games(), ai_dispatch=celery_dispatch(""),
+        # The next AI seat is played by the task that led to it (up to INLINE_TURNS), the
+        # rest queued by an app without a result backend: an AI turn has no result.
+        host = Host(store, gameset.all_games(), ai_dispatch=_follow_or_queue(celery_dispatch("")),
                     snapshot_source=snapshot_source(RedisReadModel(store.workers_redis())))
         _host = host
     return _host
 
 
+def _follow_or_queue(queue: AiDispatch) -> AiDispatch:
+    """Inside a task, note the AI turn for that task to play; else queue it."""
+
+    def dispatch(host: Host, game_id: str, version: int, seat: int) -> None:
+        if _following is not None:
+            _following.append((game_id, version, seat))
+        else:
+            queue(host, game_id, version, seat)
+
+    return dispatch
+
+
+async def _waiting_ai_turns(host: Host, game_id: str) -> list[tuple[str, int, int]]:
+    """The AI turns the game waits for now (none once it is over or while seats are open)."""
+    loaded = await host.load(game_id, fresh=True)
+    if loaded.finished or loaded.open_seats:
+        return []
+    return [(game_id, loaded.version, s) for s in loaded.game.to_act(loaded.state)
+            if loaded.seats[s].kind == "ai"]
+
+
+async def play_turns(game_id: str, version: int, seat: int, redelivered: bool = False
+                     ) -> int:
+    """Play this AI turn and the AI turns it leads to, up to INLINE_TURNS; queue the rest.
+    Returns how many were played."""
+    global _following
+    host = worker_host()
+    todo, played = [(game_id, version, seat)], 0
+    _following = []
+    try:
+        while todo and played < INLINE_TURNS:
+            turn = todo.pop(0)
+            try:
+                done = await host.play_ai_turn(*turn)
+            except StoreUnavailable:
+                if not played:
+                    raise  # the task is retried
+                todo.insert(0, turn)  # each queued below, retried by its own task
+                break
+            if done:
+                played += 1
+            elif redelivered and not played:  # the dead worker may have left one unplayed
+                todo += [t for t in await _waiting_ai_turns(host, game_id) if t != turn]
+            todo += _following
+            _following.clear()
+    finally:
+        _following = None
+    for turn in todo:  # past the budget: tasks of their own, so other games get their turn
+        assert host.ai_dispatch is not None
+        host.ai_dispatch(host, *turn)
+    return played
+
+
 @app.task(name="arbiter.ai_turn", bind=True, acks_late=True, max_retries=20,
           ignore_result=True)
-def ai_turn(self: Any, game_id: str, version: int, seat: int) -> bool:
-    """Play the AI seat's turn if the game is still where the task found it.
+def ai_turn(self: Any, game_id: str, version: int, seat: int) -> int:
+    """Play the AI seat's turn if the game is still where the task found it, and the AI turns
+    that follow it (see the module's docstring).
 
-    Nobody reads the result: the turn's effect is the command in the game's stream."""
+    Nobody reads the result: the turns' effect is the commands in the game's stream."""
     t0 = time.perf_counter()
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     try:
-        played = bool(_run(worker_host().play_ai_turn(game_id, version, seat)))
+        played = _run(play_turns(game_id, version, seat, redelivered))
     except StoreUnavailable as e:
         METRICS.ai_tasks("retried").inc()
         raise self.retry(exc=e, countdown=1) from e
-    METRICS.ai_tasks("played" if played else "nothing_to_do").inc()
-    log.info("ai turn %s v%s seat %s: %s in %.1f ms", game_id, version, seat,
-             "played" if played else "nothing to do", 1000 * (time.perf_counter() - t0))
+    if played:
+        METRICS.ai_tasks("played").inc(played)
+    else:
+        METRICS.ai_tasks("nothing_to_do").inc()
+    log.debug("ai turn %s v%s seat %s: %d played in %.1f ms", game_id, version, seat, played,
+              1000 * (time.perf_counter() - t0))
     return played
 
 
