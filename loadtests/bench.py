@@ -305,8 +305,10 @@ async def bench_server(redis_url: str) -> dict[str, Any]:
                ARBITER_ADMIN_TOKEN=ADMIN_TOKEN, ARBITER_GRPC_REUSE_PORT="1", ARBITER_HTTP_ADDR="",
                # As deployed: projection workers run in their own processes.
                ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external",
-               # One client process creates every game: the per-client bucket is not measured.
-               ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000")
+               # One client process creates every game and plays every seat: the per-client
+               # and per-seat buckets are not measured.
+               ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000",
+               ARBITER_COMMAND_RATE="0", ARBITER_SEAT_COMMAND_RATE="0")
     # Several server processes may share the port (asked for above); the store keeps them
     # honest.
     servers = [subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,

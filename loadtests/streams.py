@@ -189,7 +189,11 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
     data = tempfile.mkdtemp(prefix="arbiter-streams-")
     env = dict(os.environ, ARBITER_GRPC_ADDR=address,
                ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_GAMES="bubblee",
-               ARBITER_DATA_DIR=data, ARBITER_MAX_WATCHES=str(args.streams + 1000))
+               ARBITER_DATA_DIR=data, ARBITER_MAX_WATCHES=str(args.streams + 1000),
+               # One client holds every stream here: its share is raised with the totals.
+               ARBITER_MAX_PLAYS=str(args.streams + 1000),
+               ARBITER_STREAMS_PER_CLIENT=str(2 * args.streams + 1000),
+               ARBITER_WATCHES_PER_GAME=str(args.streams + 1000))
     if store == "redis":
         env["ARBITER_REDIS_URL"] = redis_url
     else:
