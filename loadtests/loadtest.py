@@ -188,7 +188,8 @@ def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) 
                # (CreateGame and the like, commands) would measure this process, not the
                # servers.
                ARBITER_RATE_BURST="1000000", ARBITER_RATE_PER_SECOND="1000000",
-               ARBITER_COMMAND_RATE="0", ARBITER_SEAT_COMMAND_RATE="0")
+               ARBITER_COMMAND_RATE="0", ARBITER_SEAT_COMMAND_RATE="0",
+               ARBITER_STREAMS_PER_CLIENT="100000")
     top = Topology()
     for i in range(replicas):
         port, metrics_port = free_port(), free_port()
