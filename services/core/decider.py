@@ -303,7 +303,8 @@ class Game(Generic[S]):
     # Events of kinds the game no longer writes: (state, seat, the command or, for the set-up,
     # the options, rng, the batch's first recorded event) -> the events the rules of that
     # time give again, or None when the recorded event is of today's kinds. Log verification
-    # judges an old batch by these.
+    # judges an old batch by these. It raises log.ReplayOnly for a log that replays but can
+    # no longer be re-run against its seed (ImportLog then takes it replay-only).
     recheck: Callable[[S | None, int | None, Message, Rng, Message | None],
                       list[Message] | None] | None = None
     # How the conformance suite plays this game to its end (and played its golden logs): a

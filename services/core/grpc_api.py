@@ -742,8 +742,8 @@ async def export_log(host: Host, request: apb.ExportLogRequest,
 
 async def import_log(host: Host, request: apb.ImportLogRequest,
                      context: grpc.aio.ServicerContext) -> apb.ImportLogResponse:
-    game_id, version = await import_lines(host, list(request.lines))
-    return apb.ImportLogResponse(game_id=game_id, version=version)
+    game_id, version, replay_only = await import_game(host, list(request.lines))
+    return apb.ImportLogResponse(game_id=game_id, version=version, replay_only=replay_only)
 
 
 async def verify_log(host: Host, request: apb.VerifyLogRequest,
@@ -830,13 +830,25 @@ def _game_of_lines(host: Host, lines: list[str]) -> Game:
 
 
 async def import_lines(host: Host, lines: list[str]) -> tuple[str, int]:
-    """Import a finished game's log after re-running all of it; BadLog names the first bad line."""
+    game_id, version, _ = await import_game(host, lines)
+    return game_id, version
+
+
+async def import_game(host: Host, lines: list[str]) -> tuple[str, int, bool]:
+    """Import a finished game's log after re-running all of it; BadLog names the first bad line.
+    A log the game can only replay (gamelog.ReplayOnly) is checked by replaying it and stored
+    marked replay-only: the last value answered."""
     gamelog.check_sizes(lines)
     game = _game_of_lines(host, lines)
     entries = await host.cpu.run(gamelog.from_json_lines, game, lines)
     parent = await host.parent_events(game, entries[0].started)
-    verified = await host.cpu.run(gamelog.verify, game, entries, None, parent)
+    replay_only = False
+    try:
+        verified = await host.cpu.run(gamelog.verify, game, entries, None, parent)
+    except gamelog.ReplayOnly:
+        verified = await host.cpu.run(gamelog.replay_only, game, entries)
+        replay_only = True
     if not verified.finished:
         raise gamelog.BadLog(len(lines), len(lines), "only finished games can be imported")
-    made = await host.import_entries(game, entries)
-    return made.game_id, made.version
+    made = await host.import_entries(game, entries, replay_only)
+    return made.game_id, made.version, replay_only

@@ -183,15 +183,17 @@ class Lifecycle:
              "forked_from": started.forked_from},
             human_tokens(parent.seats), steps=steps)
 
-    async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry]) -> Created:
-        """Store a verified, finished log. It keeps its id only if the id has the form the
-        server gives every game (`<game>-<16 hex digits>`) and is free; else it gets a new one.
-        An id is a store key and a log line: nothing else may come in through it."""
+    async def import_entries(self, game: Game, entries: Sequence[apb.LogEntry],
+                             replay_only: bool = False) -> Created:
+        """Store a verified (or, `replay_only`, a replayed) finished log. It keeps its id only
+        if the id has the form the server gives every game (`<game>-<16 hex digits>`) and is
+        free; else it gets a new one. An id is a store key and a log line: nothing else may
+        come in through it. A replay-only game is marked so in its meta (`imported`)."""
         game_id = entries[0].started.game_id
         if not is_game_id(game_id, game.name) or await self.tables.store.meta(game_id):
             game_id = new_game_id(game.name)
         meta = {"game": game.name, "seed": entries[-1].finished.seed, "status": "finished",
-                "imported": "1"}
+                "imported": "replay-only" if replay_only else "1"}
         try:
             return await self._begin(game, game_id, list(entries), meta)
         except Conflict:  # the id was taken meanwhile (another import): take a fresh one

@@ -65,6 +65,12 @@ class NotFinished(BadLog):
         super().__init__(line, version, NOT_FINISHED)
 
 
+class ReplayOnly(BadLog):
+    """A log the game can replay but can no longer re-run against its seed (the game says why,
+    through `Game.recheck`): VerifyLog answers not ok with the reason, and ImportLog takes it
+    as a replay-only import (`replay_only`), marked so."""
+
+
 def decode(raw: Sequence[bytes]) -> list[apb.LogEntry]:
     return [apb.LogEntry.FromString(r) for r in raw]
 
@@ -245,26 +251,8 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
     running. A fork's first batch must be `parent`: the events of the game it was forked from,
     up to the fork's version. Raises BadLog naming the first entry that differs.
     """
-    groups = batches(entries)
-    if not groups or groups[0].entries[0].WhichOneof("body") != "started":
-        raise BadLog(1, 1, "the log must start with the game's start")
+    groups, seed = _opening(game, entries, seed)
     started = groups[0].entries[0].started
-    if started.game != game.name:
-        raise BadLog(1, 1, f"the log is of {started.game!r}, not {game.name!r}")
-    if not game.min_seats <= len(started.seats) <= game.max_seats:
-        raise BadLog(1, 1, f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                     f"not {len(started.seats)}")
-    final = entries[-1]
-    if final.WhichOneof("body") == "finished":
-        try:
-            seed = bytes.fromhex(final.finished.seed)
-        except ValueError as e:
-            raise BadLog(len(entries), final.version, "the revealed seed is not hex") from e
-    if seed is None:
-        raise NotFinished(len(entries), final.version)
-    if commitment(seed) != started.seed_commitment:
-        raise BadLog(1, 1, "the seed does not match the published commitment")
-
     options = game.pb.Options.FromString(started.options)
     seats = seats_from_pb(started.seats)
     state: Any = None
@@ -272,14 +260,7 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
     for batch in groups:
         if finished:
             raise BadLog(batch.line, batch.first_version, "entries after the end of the game")
-        last = len(batch.entries) - 1
-        for k, entry in enumerate(batch.entries):
-            body = entry.WhichOneof("body")
-            if (k == 0 and batch is groups[0]) or body == "event" or (
-                    body == "finished" and k == last):
-                continue
-            raise BadLog(batch.line + k, entry.version,
-                         f"a {body or 'blank'} entry cannot stand here in a batch")
+        _check_kinds(batch, batch is groups[0])
         rng = Rng(seed, batch.first_version - 1)
         record = batch.command
         first = None
@@ -327,19 +308,33 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
             extra = recorded_events[len(expected)]
             offset = list(batch.entries).index(extra)
             raise BadLog(batch.line + offset, extra.version, "an event the rules do not give")
-        outcome = game.outcome(state)
-        tail = batch.entries[-1]
-        if outcome is not None:
-            if tail.WhichOneof("body") != "finished":
-                raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
-                             "the game ended here but the log does not say so")
-            if tail.finished.outcome != outcome.to_pb():
-                raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
-                             "the recorded result differs from the rules' result")
-            finished = True
-        elif tail.WhichOneof("body") == "finished":
-            raise BadLog(batch.line + len(batch.entries) - 1, tail.version,
-                         "the log ends the game before the rules do")
+        finished = _check_end(game, batch, state)
+    return Verified(state, len(entries), finished)
+
+
+def replay_only(game: Game, entries: Sequence[apb.LogEntry]) -> Verified:
+    """A finished log whose commands cannot be re-run (ReplayOnly), checked as far as it can be
+    without that: its form, its seed against the commitment, every recorded event applied in
+    turn, and its end where and as the replayed game ends. It does not check that the rules
+    gave those events."""
+    groups, _ = _opening(game, entries, None)
+    state: Any = None
+    finished = False
+    for batch in groups:
+        if finished:
+            raise BadLog(batch.line, batch.first_version, "entries after the end of the game")
+        _check_kinds(batch, batch is groups[0])
+        if batch is not groups[0] and batch.command is None:
+            raise BadLog(batch.line, batch.first_version, "a batch without its command")
+        for k, entry in enumerate(batch.entries):
+            if entry.WhichOneof("body") != "event":
+                continue
+            try:
+                state = game.fold(state, game_event(game, entry))
+            except (RuleError, ValueError, KeyError, TypeError, IndexError) as e:
+                raise BadLog(batch.line + k, entry.version,
+                             f"the event does not apply: {str(e)[:200]}") from e
+        finished = _check_end(game, batch, state)
     return Verified(state, len(entries), finished)
 
 
@@ -347,3 +342,55 @@ def _recheck(game: Game, state: Any, seat: int | None, message: Any, rng: Rng,
              first: Any) -> list[Any] | None:
     """A batch of an event kind the game no longer writes is judged by the rules of its time."""
     return None if game.recheck is None else game.recheck(state, seat, message, rng, first)
+
+
+def _opening(game: Game, entries: Sequence[apb.LogEntry],
+             seed: bytes | None) -> tuple[list[Batch], bytes]:
+    """The log's batches and its seed, after checking its start and the seed's commitment."""
+    groups = batches(entries)
+    if not groups or groups[0].entries[0].WhichOneof("body") != "started":
+        raise BadLog(1, 1, "the log must start with the game's start")
+    started = groups[0].entries[0].started
+    if started.game != game.name:
+        raise BadLog(1, 1, f"the log is of {started.game!r}, not {game.name!r}")
+    if not game.min_seats <= len(started.seats) <= game.max_seats:
+        raise BadLog(1, 1, f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
+                     f"not {len(started.seats)}")
+    final = entries[-1]
+    if final.WhichOneof("body") == "finished":
+        try:
+            seed = bytes.fromhex(final.finished.seed)
+        except ValueError as e:
+            raise BadLog(len(entries), final.version, "the revealed seed is not hex") from e
+    if seed is None:
+        raise NotFinished(len(entries), final.version)
+    if commitment(seed) != started.seed_commitment:
+        raise BadLog(1, 1, "the seed does not match the published commitment")
+    return groups, seed
+
+
+def _check_kinds(batch: Batch, first: bool) -> None:
+    """Events only, but for the game's start (first batch) and its end (last entry)."""
+    last = len(batch.entries) - 1
+    for k, entry in enumerate(batch.entries):
+        body = entry.WhichOneof("body")
+        if (k == 0 and first) or body == "event" or (body == "finished" and k == last):
+            continue
+        raise BadLog(batch.line + k, entry.version,
+                     f"a {body or 'blank'} entry cannot stand here in a batch")
+
+
+def _check_end(game: Game, batch: Batch, state: Any) -> bool:
+    """Whether the game ends with `batch`, which must say so exactly when the rules do."""
+    outcome = game.outcome(state)
+    tail = batch.entries[-1]
+    at = batch.line + len(batch.entries) - 1
+    if outcome is not None:
+        if tail.WhichOneof("body") != "finished":
+            raise BadLog(at, tail.version, "the game ended here but the log does not say so")
+        if tail.finished.outcome != outcome.to_pb():
+            raise BadLog(at, tail.version, "the recorded result differs from the rules' result")
+        return True
+    if tail.WhichOneof("body") == "finished":
+        raise BadLog(at, tail.version, "the log ends the game before the rules do")
+    return False

@@ -18,6 +18,7 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
+from services.core import log as gamelog
 from services.core.decider import RuleError
 from services.eila import rules
 from services.eila.data import LEGACY_PREFIX, content_digest, texts_index
@@ -38,6 +39,14 @@ def check_content(played_with: str) -> None:
                         f"{content_version()}) does not have, so it cannot replay it; "
                         f"migrate it to facts with `arbiter eila migrate` on a server whose "
                         f"content has the rules it was played with")
+
+
+# Why a migrated log cannot be checked against its seed (docs/eila.md, "Logs written before
+# events held facts").
+MIGRATED = ("this log was migrated to facts from a log written before events held facts: it "
+            "replays, but only the rules of its time give its events from the seed, and "
+            "re-running them is verifying the legacy log it came from, which is the one to "
+            "verify; imported, it is a replay-only game")
 
 
 def start(event: Any) -> State:
@@ -69,6 +78,8 @@ def recheck(state: State | None, seat: int | None, message: Any, rng: Any,
     kind = recorded.WhichOneof("kind") if recorded is not None else None
     dice = RecordingDice(rng, upfront=True)
     log: list[str] = []
+    if kind == "changed" and state is None:  # a legacy log migrated to facts (tools/migrate.py)
+        raise gamelog.ReplayOnly(2, 2, MIGRATED)
     if kind == "opened":  # today's kind: judged with its own texts when only they differ
         version = recorded.opened.content_version
         if version and version != rules.content_version() and texts_index(version):

@@ -14,13 +14,17 @@ from services.shadow_council.words import describe, view_hidden
 
 
 def variants() -> list[Variant]:
-    """Every seat count, fewer and more rounds, the full deck (conformance suite)."""
+    """Every seat count, fewer and more rounds, the full deck, the public reading of Scout
+    (ruling 22a) (conformance suite)."""
     o = shadow_council_pb2.Options
     return [
         Variant("4 players", 4, o()),
         Variant("6 players", 6, o()),
         Variant("4 players, 3 rounds, full deck", 4, o(rounds=3, full_deck=True)),
         Variant("6 players, 7 rounds, full deck", 6, o(rounds=7, full_deck=True)),
+        # Long, with the full deck: Scout, a rare card, gets played.
+        Variant("5 players, 7 rounds, full deck, Scout revealed", 5,
+                o(rounds=7, full_deck=True, scout_public=True)),
     ]
 
 

@@ -387,3 +387,50 @@ def test_a_legacy_log_migrated_to_facts_replays_after_a_rule_edit(
         GAME.replay(events_of(legacy_entries(path)))
     assert GAME.replay(events_of(migrated)) == forgotten(state)
     assert main(["eila", "migrate", str(path), str(tmp_path / "again.jsonl")]) == 1
+
+
+@pytest.mark.parametrize("path", [LOGS[0], LOGS[-1]], ids=[LOGS[0].stem, LOGS[-1].stem])
+async def test_a_stored_legacy_game_is_carried_over_by_migration(
+        path: Path, edited_content: Any, tmp_path: Path) -> None:
+    """Issue 25 item 2, the whole path: a legacy game stored here is exported, migrated while
+    the content has its rules, and, after a rule edit that refuses the legacy log, imported
+    under a new id. It cannot be re-run against its seed (VerifyLog says why), so it is
+    imported replay-only, marked so; it replays to the legacy game's state and is served."""
+    from services.cli.main import main
+    from services.core.grpc_api import import_game, import_lines
+    from services.eila.tools.migrate import forgotten
+
+    host = Host(MemoryStore(), {GAME.name: GAME})
+    legacy_id, _ = await import_lines(host, path.read_text().splitlines())
+    stored, entries = await host.history(legacy_id)
+    exported, target = tmp_path / "legacy.jsonl", tmp_path / "facts.jsonl"
+    exported.write_text("\n".join(gamelog.to_json_lines(GAME, entries)) + "\n")
+    assert main(["eila", "migrate", str(exported), str(target)]) == 0
+    edited_content()
+    with pytest.raises(RuleError):
+        GAME.replay(events_of(entries))
+    lines = target.read_text().splitlines()
+    with pytest.raises(gamelog.ReplayOnly) as why:
+        gamelog.verify(GAME, gamelog.from_json_lines(GAME, lines))
+    assert "replay-only" in why.value.reason
+
+    game_id, version, replay_only = await import_game(host, lines)
+    assert replay_only and game_id != legacy_id and version == len(lines)
+    meta = await host.tables.store.meta(game_id)
+    assert meta is not None and meta["imported"] == "replay-only"
+    imported = await host.load(game_id)
+    assert imported.finished and imported.state == forgotten(stored.state)
+    for at in (2, len(lines) // 2, len(lines)):  # served: Replay and every viewer's view
+        _, state, version = await host.replay_to(game_id, at)
+        for viewer in (None, 0):
+            assert host.view_of(imported, viewer, state, version).version == version
+
+    # Replaying is all it is taken on: a log whose events do not replay is still refused.
+    rows = [json.loads(line) for line in lines]
+    rows[1]["event"]["changed"]["facts"].append({"part": "play.nothing", "value": "1"})
+    with pytest.raises(gamelog.BadLog) as bad:
+        await import_game(host, [json.dumps(row) for row in rows])
+    assert bad.value.line == 2 and "does not apply" in bad.value.reason
+    rows = [json.loads(line) for line in lines][:-1]  # no end: not a finished game
+    with pytest.raises(gamelog.BadLog):
+        await import_game(host, [json.dumps(row) for row in rows])

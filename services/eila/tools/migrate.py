@@ -5,7 +5,8 @@ still has them, the log is verified, replayed, and each of its events written as
 that event changed (the hidden orders a legacy shuffle kept are forgotten, as today's events
 never hold them); batches, commands and versions stay. The new log's first event holds the
 whole campaign. It replays with any content or rules later; being facts, it cannot be judged
-again by the rules of its time, so the legacy log it comes from is the one to keep for that.
+again by the rules of its time, so the legacy log it comes from is the one to keep for that;
+ImportLog takes the new log as a replay-only game (legacy.MIGRATED says why).
 
 `arbiter eila texts` stores today's content's texts in data/texts, so that the games played
 with it keep showing them after a text edit (run it before editing a text).
