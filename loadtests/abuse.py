@@ -185,6 +185,9 @@ class Sample:
     errors: Counter[str] = field(default_factory=Counter)
 
 
+ROUND_SECONDS = 0.1  # a round is two commands, one per seat: 20 a second, 10 per seat
+
+
 class Player:
     """Plays two-seat Bubblee games (both seats), timing GetView and Act."""
 
@@ -208,11 +211,16 @@ class Player:
 
     async def play(self, seconds: float, sample: Sample) -> None:
         end = time.monotonic() + seconds
+        due = time.monotonic()
         while time.monotonic() < end:
+            # A player, not a flood: within the default command rates (50 a second per
+            # client, 20 per seat), which the Act-flood attack is there to meet.
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            due = max(due + ROUND_SECONDS, time.monotonic())
             try:
                 await self._one(sample)
             except grpc.aio.AioRpcError as e:
-                sample.errors[e.code().name] += 1
+                sample.errors[f"{e.code().name}: {(e.details() or '')[:80]}"] += 1
                 await asyncio.sleep(0.05)
 
     async def _one(self, sample: Sample) -> None:

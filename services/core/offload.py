@@ -10,8 +10,8 @@ piling up work no one will wait for.
 
 A game is sent to a process by its name and looked up there with the lookup the
 composition root hands the pool (a game holds its generated module, which does not pickle).
-A game the lookup cannot name (one a test built itself), or a pool given no lookup, runs in a
-thread, as before.
+A game the lookup cannot name, one whose messages do not pickle (a module generated in this
+process only, as the template's), or a pool given no lookup, runs in a thread, as before.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import functools
 import inspect
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 import time
@@ -77,9 +78,14 @@ class _Raised:
         return error
 
 
-def _call_named(lookup: Lookup, fn: Callable[..., Any], args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Any:
-    """In the pool's process: the games back from their names, then the call."""
+def _call_named(lookup: Lookup, fn: Callable[..., Any], games: tuple[str, ...],
+                payload: bytes) -> Any:
+    """In the pool's process: the games looked up first (a game may generate the module of
+    its messages when imported), then the arguments read, then the call."""
+    for name in games:
+        lookup(name)
+    args, kwargs = pickle.loads(payload)
+
     def back(value: Any) -> Any:
         return lookup(value.name) if isinstance(value, _GameNamed) else value
 
@@ -87,6 +93,15 @@ def _call_named(lookup: Lookup, fn: Callable[..., Any], args: tuple[Any, ...],
         return fn(*[back(a) for a in args], **{k: back(v) for k, v in kwargs.items()})
     except Exception as error:  # noqa: BLE001 - the caller raises it again
         return _Raised(type(error), error.args, dict(error.__dict__))
+
+
+def _payload(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes | None:
+    """The arguments as another process reads them; None where they do not pickle (messages
+    of a game whose module exists only in this process, as a test's game may be)."""
+    try:
+        return pickle.dumps((args, kwargs))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
 
 
 def _start(parent: int, warm: Callable[[], object] | None) -> None:
@@ -171,16 +186,20 @@ class CpuPool:
         lookup = self.lookup
         names = {id(v): _named(v, lookup) if lookup else None
                  for v in values if isinstance(v, Game)}
-        threaded = self.processes == 0 or lookup is None or None in names.values()
-        call: Callable[[], T]
-        if threaded or lookup is None:
-            call = functools.partial(fn, *args, **kwargs)
-        else:
+        payload = None
+        if self.processes > 0 and lookup is not None and None not in names.values():
             def sent(v: Any) -> Any:
                 return names.get(id(v), v) if isinstance(v, Game) else v
 
-            call = functools.partial(_call_named, lookup, fn, tuple(sent(a) for a in args),
-                                     {k: sent(v) for k, v in kwargs.items()})
+            payload = _payload(tuple(sent(a) for a in args),
+                               {k: sent(v) for k, v in kwargs.items()})
+        threaded = payload is None
+        call: Callable[[], T]
+        if payload is None or lookup is None:
+            call = functools.partial(fn, *args, **kwargs)
+        else:
+            games = tuple(sorted({n.name for n in names.values() if n is not None}))
+            call = functools.partial(_call_named, lookup, fn, games, payload)
         self.pending += 1
         try:
             executor = self._executor(threaded)

@@ -103,7 +103,7 @@ def test_stats_of_the_embedded_store(tmp_path: object, monkeypatch: pytest.Monke
     asyncio.run(play())
     assert main(["stats", "toy"]) == 0
     out = capsys.readouterr().out
-    assert "2 games started, 2 finished" in out and "obs:take:" in out
+    assert "2 games started, 2 finished" in out and "\n  take: " in out  # the takes, in words
 
 
 @needs_redis
