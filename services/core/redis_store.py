@@ -389,10 +389,13 @@ class RedisDoorbell:
             self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
-            self.task = None
+        # Cancelled again until it is done: on Python 3.11 a cancellation that lands as an
+        # awaited call completes can be lost (asyncio.wait_for), and the listener would then
+        # wait on its subscription for ever, holding the stop with it.
+        task, self.task = self.task, None
+        while task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=0.5)
 
     def _candidates(self, failed: list[str]) -> list[str]:
         """Where to subscribe next: the known nodes and the seeds, those that failed last

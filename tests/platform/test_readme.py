@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from services import games as registry
+from tests.platform.serving import make_run_server
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def example(name: str) -> str:
@@ -34,20 +26,7 @@ def example(name: str) -> str:
 
 
 def test_readme_python_client_plays_a_game_and_verifies_it(tmp_path: Path) -> None:
-    port = free_port()
-    env = dict(os.environ, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
-               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}", ARBITER_DATA_DIR=str(tmp_path),
-               ARBITER_GAMES="bubblee")
-    env.pop("ARBITER_REDIS_URL", None)
-    server = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+    with make_run_server(tmp_path, http=False) as env:
         script = tmp_path / "example.py"
         script.write_text(example("play-bubblee"))
         run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
@@ -55,9 +34,6 @@ def test_readme_python_client_plays_a_game_and_verifies_it(tmp_path: Path) -> No
         assert run.returncode == 0, run.stderr
         assert "final scores" in run.stdout
         assert "verified: True" in run.stdout
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     # The embedded store kept the game on disk.
     assert (tmp_path / "arbiter.aof").stat().st_size > 0
 
@@ -73,26 +49,8 @@ def shell_example(name: str) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A server as `make run` starts it (embedded store, gRPC and HTTP), on free ports: the
     environment the examples read their addresses from."""
-    grpc_port, http_port = free_port(), free_port()
-    env = dict(os.environ, ARBITER_GRPC_ADDR=f"127.0.0.1:{grpc_port}",
-               ARBITER_HTTP_ADDR=f"127.0.0.1:{http_port}",
-               ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}",
-               ARBITER_DATA_DIR=str(tmp_path_factory.mktemp("data")), ARBITER_GAMES="bubblee")
-    env.pop("ARBITER_REDIS_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for port in (grpc_port, http_port):
-            for _ in range(400):
-                try:
-                    socket.create_connection(("127.0.0.1", port), 0.1).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+    with make_run_server(tmp_path_factory.mktemp("data")) as env:
         yield env
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.parametrize("name, tool", [("curl-first-move", "curl"),
