@@ -43,6 +43,8 @@ import grpc
 from arbiter.bubblee.v1 import bubblee_pb2 as bpb
 from arbiter.v1 import arbiter_pb2 as apb
 
+from tools.redis_servers import free_port
+
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "abuse.json")
 GAME = "/arbiter.bubblee.v1.Game/"
 ARBITER = "/arbiter.v1.Arbiter/"
@@ -54,10 +56,6 @@ CALL_TIMEOUT = 5.0
 SERVER_ENV = {"ARBITER_HTTP_IDLE_SECONDS": "5", "ARBITER_HTTP_READ_SECONDS": "5"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def percentile(values: list[float], p: float) -> float:

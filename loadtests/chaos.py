@@ -63,6 +63,7 @@ from loadtests.failover import (
     NODE_TIMEOUT_MS,
     cluster_nodes,
     make_replica_lag,
+    percentile,
     wait_failed_over,
 )
 from services.core.redis_store import RedisStore, log_key
@@ -84,9 +85,6 @@ GIVE_UP_SECONDS = 60.0
 RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else 0.0
 
 
 @dataclass

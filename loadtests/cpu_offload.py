@@ -18,7 +18,6 @@ import asyncio
 import json
 import multiprocessing
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,21 +29,19 @@ from typing import Any
 import grpc
 from arbiter.v1 import arbiter_pb2 as apb
 
+from loadtests.failover import percentile
 from services import games as registry
 from services.core import log as gamelog
 from services.core.decider import Seat
 from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from tools.redis_servers import free_port
 
 GAME = registry.game("shadow_council")
 RESULTS = Path(__file__).parent / "results" / "cpu_offload.json"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def finished_log(tries: int = 3) -> list[str]:
@@ -74,9 +71,6 @@ def verifier(address: str, lines: list[str], stop: Any, done: Any) -> None:
                 done.value += 1
 
 
-def percentile(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def measure(processes: int, lines: list[str], samples: int, callers: int) -> dict[str, Any]:
