@@ -176,33 +176,38 @@ class CpuPool:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="cpu")
         return self._thread
 
+    def _in_a_process(self, fn: Callable[..., Any], args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> Callable[[], Any] | None:
+        """The call as a pool's process makes it; None where it cannot: no processes or no
+        lookup, a game the lookup does not name, arguments that do not pickle."""
+        lookup = self.lookup
+        if self.processes == 0 or lookup is None:
+            return None
+        names = {id(v): _named(v, lookup) for v in (*args, *kwargs.values())
+                 if isinstance(v, Game)}
+        if None in names.values():
+            return None
+
+        def sent(v: Any) -> Any:
+            return names.get(id(v), v) if isinstance(v, Game) else v
+
+        payload = _payload(tuple(sent(a) for a in args), {k: sent(v) for k, v in kwargs.items()})
+        if payload is None:
+            return None
+        games = tuple(sorted({n.name for n in names.values() if n is not None}))
+        return functools.partial(_call_named, lookup, fn, games, payload)
+
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self.pending >= max(1, self.processes) + self.queue:
             raise Busy(self.pending)
         bound_to = getattr(fn, "__self__", None)
         if inspect.ismethod(fn) and isinstance(bound_to, Game):  # game.replay
             fn, args = fn.__func__, (bound_to, *args)
-        values = [*args, *kwargs.values()]
-        lookup = self.lookup
-        names = {id(v): _named(v, lookup) if lookup else None
-                 for v in values if isinstance(v, Game)}
-        payload = None
-        if self.processes > 0 and lookup is not None and None not in names.values():
-            def sent(v: Any) -> Any:
-                return names.get(id(v), v) if isinstance(v, Game) else v
-
-            payload = _payload(tuple(sent(a) for a in args),
-                               {k: sent(v) for k, v in kwargs.items()})
-        threaded = payload is None
-        call: Callable[[], T]
-        if payload is None or lookup is None:
-            call = functools.partial(fn, *args, **kwargs)
-        else:
-            games = tuple(sorted({n.name for n in names.values() if n is not None}))
-            call = functools.partial(_call_named, lookup, fn, games, payload)
+        remote = self._in_a_process(fn, args, kwargs)
+        call: Callable[[], T] = remote or functools.partial(fn, *args, **kwargs)
         self.pending += 1
         try:
-            executor = self._executor(threaded)
+            executor = self._executor(threaded=remote is None)
             try:
                 result = await asyncio.get_running_loop().run_in_executor(executor, call)
             except BrokenProcessPool:
