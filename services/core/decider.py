@@ -289,6 +289,9 @@ class Game(Generic[S]):
     # re-dealt from the seat's viewpoint, the seat, the bot's rng, its budget) -> a command.
     # None: the generic search of services/core/search.py.
     search: Callable[[S, int, Rng, Budget], Message] | None = None
+    # How likely `seat` is to win from a state, in [0, 1]: where a search bot's playout stops
+    # short of the end (its level's depth). None: playouts go to the end.
+    estimate: Callable[[S, int], float] | None = None
     # The paths of a shown View that are unset because its seat may not see them (View.hidden:
     # a client tells "hidden from you" from "none"). None when a view hides nothing.
     view_hidden: Callable[[Message], list[str]] | None = None
