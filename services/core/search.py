@@ -36,9 +36,11 @@ class Budget:
 
 def sample_world(game: Game[S], state: S, seat: int, rng: Rng) -> S:
     """One world `seat` cannot tell from the true one: whatever it cannot see (the others'
-    cards, and for a game whose state holds its future draws, those draws) dealt anew from
-    the bot's own rng. A game that hides nothing is its own only world."""
-    return state if game.redeal is None else game.redeal(state, seat, rng)
+    cards; the draws to come, where the state holds them) dealt anew from the bot's own rng.
+    A game that hides nothing and draws as it goes is its own only world."""
+    if game.redeal is not None:
+        state = game.redeal(state, seat, rng)
+    return state if game.redraw is None else game.redraw(state, rng)
 
 
 def _applied(game: Game[S], state: S, seat: int | None, command: Message, rng: Rng) -> S:
