@@ -26,10 +26,13 @@ class Level:
     depth: int | None
 
 
+# A short playout judged by the game's estimate buys more sampled worlds than a long one:
+# the depth grows with the budget (docs/bots.md gives the measurements). A game without an
+# estimate plays every playout to the end.
 LEVELS: dict[str, Level] = {
-    "easy": Level(Budget(0.010), 8),
-    "medium": Level(Budget(0.060), 16),
-    "hard": Level(Budget(0.240), 24),
+    "easy": Level(Budget(0.015), 4),
+    "medium": Level(Budget(0.060), 8),
+    "hard": Level(Budget(0.240), 12),
 }
 MAX_MS = 250
 _MS = re.compile(r"([1-9][0-9]{0,2})ms")
