@@ -9,6 +9,7 @@ each world out with the real rules.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -56,11 +57,15 @@ def _value(result: Outcome, seat: int) -> float:
     return 0.5 if not result.winners and result.scores and len(set(result.scores)) == 1 else 0.0
 
 
-def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int | None) -> float:
+def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int | None,
+            stop: Callable[[], bool] = lambda: False) -> float | None:
     """How `seat` fares in `world` when every seat plays `bot` from here: the outcome's
-    value, or the game's estimate (Game.estimate) once `depth` commands are played."""
+    value, or the game's estimate (Game.estimate) once `depth` commands are played. None
+    when `stop` says the budget ran out on the way (checked at every command)."""
     played = 0
     while (result := game.outcome(world)) is None:
+        if stop():
+            return None
         if depth is not None and played >= depth and game.estimate is not None:
             return game.estimate(world, seat)
         actors = game.to_act(world)
@@ -99,13 +104,20 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     candidates = sorted(range(len(legal)), key=lambda i: legal[i] != usual)
     totals, tries = [0.0] * len(legal), [0] * len(legal)
     playouts = rounds = 0
+
+    def out_of_budget() -> bool:  # a playout cut short by the budget is not counted
+        return budget.spent(started, playouts)
+
     while not budget.spent(started, playouts):
         world = sample_world(game, state, seat, rng)
         chance = rng.below(1 << 62).to_bytes(8, "big")
         for i in candidates:
             trial = Rng(chance, 0)  # the same draws for every candidate of this round
             after = _applied(game, world, seat, legal[i], trial)
-            totals[i] += playout(game, after, seat, bot, trial, depth)
+            value = playout(game, after, seat, bot, trial, depth, out_of_budget)
+            if value is None:
+                break
+            totals[i] += value
             tries[i] += 1
             playouts += 1
             if budget.spent(started, playouts):

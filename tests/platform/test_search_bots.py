@@ -78,15 +78,15 @@ def test_a_playout_cap_repeats_the_choice() -> None:
 
 def test_the_search_stops_once_its_cpu_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
     """A clock that moves 5 ms per playout: a 20 ms budget buys four playouts."""
-    clock = itertools.count(0.0, 0.005)
     now = [0.0]
     played = []
     real_playout = search.playout
 
     def timed_playout(*args, **kwargs):  # type: ignore[no-untyped-def]
-        played.append(1)
-        now[0] = next(clock) + 0.005
-        return real_playout(*args, **kwargs)
+        value = real_playout(*args, **kwargs)
+        played.append(value)
+        now[0] += 0.005
+        return value
 
     monkeypatch.setattr(search.time, "thread_time", lambda: now[0])
     monkeypatch.setattr(search, "playout", timed_playout)
@@ -94,7 +94,17 @@ def test_the_search_stops_once_its_cpu_budget_is_spent(monkeypatch: pytest.Monke
     seat = BUBBLE_SHADOW.to_act(state)[0]
     assert len(BUBBLE_SHADOW.legal_actions(state, seat)) > 4
     bots.choose_command(BUBBLE_SHADOW, state, seat, "20ms", Rng(b"budget", 0))
-    assert len(played) == 4
+    assert len(played) == 4 and None not in played
+
+
+def test_a_playout_stops_where_the_budget_runs_out() -> None:
+    state = opening()
+    seat = BUBBLE_SHADOW.to_act(state)[0]
+    bot = BUBBLE_SHADOW.bots["greedy"]
+    steps = itertools.count()
+    assert search.playout(BUBBLE_SHADOW, state, seat, bot, Rng(b"p", 0), None,
+                          lambda: next(steps) >= 3) is None
+    assert next(steps) == 4  # checked before each command: three played, stopped at the 4th
 
 
 async def test_a_server_plays_a_levels_ai_turns() -> None:
