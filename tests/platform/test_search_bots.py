@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from services.core.host import Host
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
 from services.workers.simulate import Plan, check, play_one
+from tests.platform.test_cli_play import play
 
 BUBBLEE = registry.game("bubblee")
 BUBBLE_SHADOW = registry.game("bubble_shadow")
@@ -116,3 +118,13 @@ async def test_a_server_plays_a_levels_ai_turns() -> None:
         if (await host.load(game_id)).version > 40:
             break
     assert (await host.load(game_id)).version > 40
+
+
+def test_arbiter_play_takes_a_level_and_refuses_an_unknown_one(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("ARBITER_PLAY_DIR", str(tmp_path / "play"))
+    code, out = play(monkeypatch, capsys, "bubblee", "--bot", "easy", stdin="0\n" * 12 + "q\n")
+    assert code == 0 and "against 1 easy bot(s)" in out and "refused" not in out
+    code, out = play(monkeypatch, capsys, "bubblee", "--bot", "251ms", stdin="")
+    assert code == 2 and "no bot '251ms'" in out and "hard" in out
