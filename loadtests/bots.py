@@ -80,6 +80,10 @@ async def loop_lag(bot: str, cpu: CpuPool, seconds: float) -> dict[str, Any]:
     game = registry.game("bubblee")
     host = Host(MemoryStore(), {game.name: game}, ai_dispatch=in_process_ai, cpu=cpu)
     seats = [Seat(f"p{i}", "ai", bot) for i in range(game.seat_count)]
+    # The pool's process starts (and imports the games) before the clock does.
+    warm = (await host.create(game.name, [Seat("a"), Seat("b")], game.pb.Options())).game_id
+    table = await host.load(warm)
+    await host.bot_command(table, table.game.to_act(table.state)[0], "1ms", Rng(b"warm", 0))
     lags, played, deadline = [], 0, time.monotonic() + seconds
     game_id = (await host.create(game.name, seats, game.pb.Options())).game_id
     while time.monotonic() < deadline:
