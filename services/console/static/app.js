@@ -11,7 +11,7 @@ const GAMES = {
   shadow_council: { title: "Shadow Council", seats: [4, 6], bots: ["sleuth", "random"], levels: true },
   eila: { title: "Eila and Something Shiny", seats: [1, 1], bots: ["greedy", "random", "random_options"], levels: false },
 };
-const LEVELS = ["easy", "medium", "hard"]; // search bots: 15, 60 and 240 ms of CPU a move
+const LEVELS = ["easy", "medium", "hard"]; // search bots: 15, 60 and 225 ms of CPU a move
 const botChoices = g => ["", ...(g.levels ? LEVELS : []), ...g.bots]
   .map(b => `<option value="${b}">${b || "default"}</option>`).join("");
 const service = game => `arbiter.${game}.v1.Game`;
