@@ -2,6 +2,7 @@
 
     .venv/bin/python -m loadtests.bots cost [--games 2] [--game bubblee ...]
     .venv/bin/python -m loadtests.bots loop [--seconds 20]
+    .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S]
 
 `cost`: positions of games played by each game's default bot; at each with a choice, the
 level's bot chooses, timed by time.thread_time (the searching thread's CPU): p50, p99 and
@@ -9,8 +10,9 @@ max per level and game. `loop`: a server's Host in this process plays a game who
 all `hard` bots (Bubblee Pop), its AI turns in process as without a broker, while a ticker
 on the same event loop sleeps 1 ms again and again: how late each wake-up is, with the
 search in the process pool (the server's default), in a thread beside the loop, and, for
-reference, with the heuristic bot. Head-to-head rates come from the simulator:
-`arbiter simulate bubblee --bots hard,greedy --games 100` (seats rotated).
+reference, with the heuristic bot. `duel`: the level at one seat, the game's default bot at
+the others, seats rotated, the games of `arbiter simulate GAME --bots LEVEL,DEFAULT,...
+--seed S` one line each as they end (a long run can be read while it plays).
 Writes loadtests/results/bots.json.
 """
 
@@ -31,6 +33,7 @@ from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from services.workers.simulate import play_one, wilson
 
 RESULTS = Path(__file__).parent / "results" / "bots.json"
 SEARCHABLE = [n for n in registry.GAME_MODULES if bots.searchable(registry.game(n))]
@@ -113,22 +116,45 @@ def loop(seconds: float) -> dict[str, Any]:
     return out
 
 
+def duel(name: str, level: str, games: int, seed: str) -> dict[str, Any]:
+    game = registry.game(name)
+    entries = [level] + [game.default_bot] * (game.seat_count - 1)
+    won = seats_won = 0
+    for index in range(games):
+        result = play_one(game, entries, seed, index)
+        won += 0 in result["winner_entries"]
+        seats_won += len(result["winner_entries"])
+        print(f"game {index}: winners {result['winner_entries']} (entry 0 is {level})",
+              flush=True)
+    fair = seats_won / (games * game.seat_count)  # a seat's share of the wins, on average
+    row = {"games": games, "seed": seed, "won": won, "rate": won / games,
+           "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair}
+    print(row)
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["cost", "loop"])
+    parser.add_argument("what", choices=["cost", "loop", "duel"])
+    parser.add_argument("duel", nargs="*", help="duel: GAME LEVEL")
     parser.add_argument("--game", action="append", choices=SEARCHABLE)
     parser.add_argument("--games", type=int, default=2, help="games of positions per game")
     parser.add_argument("--every", type=int, default=3, help="time one position in this many")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seed", default="duel")
     args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.what == "cost":
-        results.setdefault("cost", {}).update(cost(args.game or SEARCHABLE, args.games,
-                                                   args.every))
+        key, found = "cost", cost(args.game or SEARCHABLE, args.games, args.every)
+    elif args.what == "loop":
+        key, found = "loop", loop(args.seconds)
     else:
-        results["loop"] = loop(args.seconds)
+        name, level = args.duel
+        key, found = "duel", {f"{name}/{level}/{args.seed}": duel(name, level, args.games,
+                                                                  args.seed)}
+    # Read when written: runs of other kinds may have ended meanwhile.
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results.setdefault(key, {}).update(found)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-
 
 if __name__ == "__main__":
     main()
