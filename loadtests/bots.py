@@ -2,7 +2,7 @@
 
     .venv/bin/python -m loadtests.bots cost [--games 2] [--game bubblee ...]
     .venv/bin/python -m loadtests.bots loop [--seconds 20]
-    .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S]
+    .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S] [--seats N]
 
 `cost`: positions of games played by each game's default bot; at each with a choice, the
 level's bot chooses, timed by time.thread_time (the searching thread's CPU): p50, p99 and
@@ -116,9 +116,10 @@ def loop(seconds: float) -> dict[str, Any]:
     return out
 
 
-def duel(name: str, level: str, games: int, seed: str) -> dict[str, Any]:
+def duel(name: str, level: str, games: int, seed: str, seats: int) -> dict[str, Any]:
     game = registry.game(name)
-    entries = [level] + [game.default_bot] * (game.seat_count - 1)
+    seats = seats or game.seat_count
+    entries = [level] + [game.default_bot] * (seats - 1)
     won = seats_won = 0
     for index in range(games):
         result = play_one(game, entries, seed, index)
@@ -126,8 +127,8 @@ def duel(name: str, level: str, games: int, seed: str) -> dict[str, Any]:
         seats_won += len(result["winner_entries"])
         print(f"game {index}: winners {result['winner_entries']} (entry 0 is {level})",
               flush=True)
-    fair = seats_won / (games * game.seat_count)  # a seat's share of the wins, on average
-    row = {"games": games, "seed": seed, "won": won, "rate": won / games,
+    fair = seats_won / (games * seats)  # a seat's share of the wins, on average
+    row = {"games": games, "seats": seats, "seed": seed, "won": won, "rate": won / games,
            "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair}
     print(row)
     return row
@@ -142,6 +143,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=3, help="time one position in this many")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--seed", default="duel")
+    parser.add_argument("--seats", type=int, default=0, help="duel: 0 for the standard table")
     args = parser.parse_args()
     if args.what == "cost":
         key, found = "cost", cost(args.game or SEARCHABLE, args.games, args.every)
@@ -149,8 +151,8 @@ def main() -> None:
         key, found = "loop", loop(args.seconds)
     else:
         name, level = args.duel
-        key, found = "duel", {f"{name}/{level}/{args.seed}": duel(name, level, args.games,
-                                                                  args.seed)}
+        found_row = duel(name, level, args.games, args.seed, args.seats)
+        key, found = "duel", {f"{name}/{found_row['seats']}/{level}/{args.seed}": found_row}
     # Read when written: runs of other kinds may have ended meanwhile.
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results.setdefault(key, {}).update(found)
