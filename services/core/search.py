@@ -51,10 +51,8 @@ def _applied(game: Game[S], state: S, seat: int | None, command: Message, rng: R
 
 
 def _value(result: Outcome, seat: int) -> float:
-    """1 for a win (alone or with a team), 0.5 for a draw, 0 for a loss."""
-    if seat in result.winners:
-        return 1.0
-    return 0.5 if not result.winners and result.scores and len(set(result.scores)) == 1 else 0.0
+    """1 for a win, alone, shared or with a team; 0 otherwise."""
+    return 1.0 if seat in result.winners else 0.0
 
 
 def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int | None,
