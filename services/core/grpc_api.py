@@ -14,6 +14,7 @@ import hmac
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -32,6 +33,7 @@ from services.core.guard import (
     LIMITED,
     Limit,
     Network,
+    Take,
     Undecodable,
     forwarded_chain,
     peer_address,
@@ -171,27 +173,43 @@ def _need_game_id(game_id: str) -> None:
 
 
 class InFlight:
-    """Counts the RPCs being handled; past the limit, new ones are refused (RESOURCE_EXHAUSTED).
+    """Counts the RPCs being handled, in all and per client; past a limit, new ones are
+    refused (RESOURCE_EXHAUSTED).
 
     Refusing early with a reason beats queueing until every caller times out. Calls and Watch
-    streams are counted apart: idle watchers must not lock players out.
+    streams are counted apart: idle watchers must not lock players out. A client's share keeps
+    one client's slow or held calls (a command waiting for its turn) from filling the server's.
     """
 
-    def __init__(self, limit: int, what: str = "calls", admission: Admission | None = None
-                 ) -> None:
-        self.limit, self.what, self.now = limit, what, 0
+    def __init__(self, limit: int, what: str = "calls", admission: Admission | None = None,
+                 per_client: int = 0) -> None:
+        self.limit, self.what, self.now, self.per_client = limit, what, 0, per_client
+        self.clients: Counter[str] = Counter()
         # What a call must pass before its handler runs (a body that parsed, a rate limit).
         self.admission = admission or Admission(None)
 
-    def enter(self) -> None:
+    def enter(self, context: grpc.aio.ServicerContext) -> str:
+        """Count the call in; the client it is counted for ("" without a share per client)."""
         if self.now >= self.limit:
             raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "OVERLOADED",
                            f"the server is handling {self.now} {self.what}, its limit; "
                            "retry shortly")
+        client = self.admission.client_of(context) if self.per_client else ""
+        if client and self.clients[client] >= self.per_client:
+            raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_CALLS",
+                           f"this client has {self.per_client} calls in flight, its share; "
+                           "wait for their answers")
         self.now += 1
+        if client:
+            self.clients[client] += 1
+        return client
 
-    def leave(self) -> None:
+    def leave(self, client: str) -> None:
         self.now -= 1
+        if client:
+            self.clients[client] -= 1
+            if self.clients[client] <= 0:
+                del self.clients[client]
 
 
 class Admission:
@@ -236,31 +254,47 @@ class Admission:
         share."""
         refuse_undecodable(service, method, request)
         if self.creations is not None and method in LIMITED:
-            await _take(self.creations, self.client_of(context),
-                        f"this client has used its share of {', '.join(sorted(LIMITED))} "
-                        "calls")
+            limit, what = self.creations, (f"this client has used its share of "
+                                           f"{', '.join(sorted(LIMITED))} calls")
+            await _admit([(limit, what, await limit.take(self.client_of(context)))])
 
     async def command(self, context: grpc.aio.ServicerContext, game_id: str,
                       seat: int | None) -> None:
-        """Raise RESOURCE_EXHAUSTED when a command is past its client's or its seat's rate."""
-        takes = []
+        """Wait for the command's turn within its client's and its seat's rates (a queue of
+        ARBITER_COMMAND_QUEUE_SECONDS), or raise RESOURCE_EXHAUSTED past the queue."""
+        asked: list[tuple[Limit, str, str]] = []
         if self.commands is not None:
-            takes.append(_take(self.commands, self.client_of(context),
-                               "this client has used its share of commands"))
+            asked.append((self.commands, self.client_of(context),
+                          "this client has used its share of commands"))
         if self.seat_commands is not None:
             md = dict(context.invocation_metadata() or ())
             key = seat_key(game_id, str(md.get(SEAT_TOKEN, "")), self._admin(md), seat)
-            takes.append(_take(self.seat_commands, key,
-                               "this seat has used its share of commands"))
-        await asyncio.gather(*takes)  # on Redis: two round trips at once, not one after the other
+            asked.append((self.seat_commands, key, "this seat has used its share of commands"))
+        # On Redis: two round trips at once, not one after the other.
+        taken = await asyncio.gather(*(limit.take(key) for limit, key, _ in asked))
+        await _admit([(limit, what, t) for (limit, _, what), t in zip(asked, taken, strict=True)])
 
 
-async def _take(limit: Limit, key: str, what: str) -> None:
-    wait = await limit.take(key)
-    if wait:
+# How long a refusal by rate is held before it is answered: a client that calls in a loop is
+# slowed to about its rate instead of spinning the server, since each refusal costs a call.
+HOLD_SECONDS = 1.0
+
+
+async def _admit(taken: list[tuple[Limit, str, Take]]) -> None:
+    """Sleep until every token taken is due; or, when a bucket refused, hold the refusal and
+    raise it."""
+    refused = [(limit, what, t.wait) for limit, what, t in taken if not t.granted]
+    if refused:
+        limit, what, retry = max(refused, key=lambda r: r[2])
+        held = min(retry, HOLD_SECONDS)
+        await asyncio.sleep(held)
+        retry = max(retry - held, 0.01)
         raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
-                       f"{what}; retry in {wait:.2f} s", metadata={"limit": limit.kind},
-                       retry_after=wait)
+                       f"{what}; retry in {retry:.2f} s", metadata={"limit": limit.kind},
+                       retry_after=retry)
+    wait = max((t.wait for _, _, t in taken), default=0.0)
+    if wait:
+        await asyncio.sleep(wait)
 
 
 def refuse_undecodable(service: str, method: str, request: Any) -> None:
@@ -287,6 +321,7 @@ class _Call:
         self.entered = False
         self.code = "OK"
         self.t0 = 0.0
+        self.client = ""  # whose share of calls in flight this call holds
 
     async def __aenter__(self) -> _Call:
         METRICS.rpc_started(*self.labels).inc()
@@ -295,7 +330,7 @@ class _Call:
         self.code = "OK"
         try:
             if self.in_flight is not None:  # (streams take their slot once they know the seat)
-                self.in_flight.enter()
+                self.client = self.in_flight.enter(self.context)
         except Rejected as refused:  # the caller aborts with it; count it here
             self.code = refused.code.name
             self._done()
@@ -312,7 +347,7 @@ class _Call:
 
     async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
         if self.entered and self.in_flight is not None:
-            self.in_flight.leave()
+            self.in_flight.leave(self.client)
         try:
             if error is None:
                 return False
