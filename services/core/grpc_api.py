@@ -275,8 +275,9 @@ class Admission:
         await _admit([(limit, what, t) for (limit, _, what), t in zip(asked, taken, strict=True)])
 
 
-# How long a refusal by rate is held before it is answered: a client that calls in a loop is
-# slowed to about its rate instead of spinning the server, since each refusal costs a call.
+# How long a refusal by rate is held before it is answered, however soon a retry may pass: a
+# client that calls in a loop is slowed down instead of spinning the server, since each
+# refusal costs a whole call.
 HOLD_SECONDS = 1.0
 
 
@@ -286,9 +287,8 @@ async def _admit(taken: list[tuple[Limit, str, Take]]) -> None:
     refused = [(limit, what, t.wait) for limit, what, t in taken if not t.granted]
     if refused:
         limit, what, retry = max(refused, key=lambda r: r[2])
-        held = min(retry, HOLD_SECONDS)
-        await asyncio.sleep(held)
-        retry = max(retry - held, 0.01)
+        await asyncio.sleep(HOLD_SECONDS)
+        retry = max(retry - HOLD_SECONDS, 0.01)
         raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
                        f"{what}; retry in {retry:.2f} s", metadata={"limit": limit.kind},
                        retry_after=retry)
@@ -507,18 +507,37 @@ async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
 @contextlib.contextmanager
 def stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
                 seat: int | None) -> Iterator[None]:
+    """Hold a stream's slot while it runs; RESOURCE_EXHAUSTED with the reason if none is free."""
     try:
         with api.streams.slot(api.admission.client_of(context), game_id, seat):
             yield
     except Full as full:
-        raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message) from None
+        raise _no_slot(full) from None
+
+
+def check_stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
+                      seat: int | None) -> None:
+    """Refuse now a stream that would find no slot (before reading anything for it)."""
+    try:
+        api.streams.check(api.admission.client_of(context), game_id, seat)
+    except Full as full:
+        raise _no_slot(full) from None
+
+
+def _no_slot(full: Full) -> Rejected:
+    return Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message)
 
 
 async def watch(api: GameApi, request: apb.WatchRequest, context: grpc.aio.ServicerContext,
                 call: _Call) -> None:
     refuse_undecodable(api.service, "Watch", request)
+    caller = _caller(context, _opt_seat(request))
+    if not caller.token and not caller.admin_token:
+        # Surely a spectator: its share is checked before the game is read, so that a flood
+        # of refused Watch calls costs no store read.
+        check_stream_slot(api, context, request.game_id, None)
     table = await load_table(api, request.game_id, context, fresh=True)
-    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=False)
+    seat = api.host.seat_of(table, caller, acting=False)
     with stream_slot(api, context, table.game_id, seat):
         sub = await api.host.tables.subscribe(table, seat, False, request.from_version)
         try:

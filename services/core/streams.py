@@ -45,7 +45,8 @@ class StreamSlots:
         self.seats: Counter[tuple[str, int]] = Counter()
         self.client_games: Counter[tuple[str, str]] = Counter()  # spectators per client, game
 
-    def _check(self, client: str, game_id: str, seat: int | None) -> None:
+    def check(self, client: str, game_id: str, seat: int | None) -> None:
+        """Raise Full when a stream for this client, game and seat would be refused."""
         lim = self.limits
         if seat is None and self.spectators >= lim.spectators:
             raise Full("OVERLOADED", f"the server keeps {lim.spectators} spectators' streams "
@@ -69,7 +70,7 @@ class StreamSlots:
     @contextmanager
     def slot(self, client: str, game_id: str, seat: int | None) -> Iterator[None]:
         """Hold a slot while the stream runs; Full if there is none."""
-        self._check(client, game_id, seat)
+        self.check(client, game_id, seat)
         self.clients[client] += 1
         if seat is None:
             self.spectators += 1
