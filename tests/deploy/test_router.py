@@ -179,3 +179,38 @@ def _pings_served() -> float:
     return REGISTRY.get_sample_value("grpc_server_handled_total", {
         "grpc_type": "unary", "grpc_service": "arbiter.v1.Arbiter", "grpc_method": "Ping",
         "grpc_code": "OK"}) or 0.0
+
+
+@needs_haproxy
+async def test_a_source_past_its_connections_is_refused_at_the_router(tmp_path: Path) -> None:
+    """grpcio cannot count connections by address; the router holds 64 per address: the
+    65th from one address is closed at once, and another address still connects."""
+    built = build(Config(grpc_addr="127.0.0.1:0"), {"bubblee": registry.game("bubblee")},
+                  MemoryStore())
+    await built.server.start()
+    top = Topology(ports=[built.port])
+    held = []
+    try:
+        start_router(top, str(tmp_path))
+        await wait_serving([top.router_port], seconds=20)
+
+        async def open_from(source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            return await asyncio.open_connection("127.0.0.1", top.router_port,
+                                                 local_addr=(source, 0))
+
+        for _ in range(64):
+            held.append(await open_from("127.0.0.2"))
+        try:  # reset while connecting, or closed at once
+            reader, writer = await open_from("127.0.0.2")
+            held.append((reader, writer))
+            assert await asyncio.wait_for(reader.read(1), 5) == b"", "closed by the router"
+        except ConnectionResetError:
+            pass
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{top.router_port}") as other:
+            await arbiter_pb2_grpc.ArbiterStub(other).Ping(arbiter_pb2.PingRequest(),
+                                                           timeout=10)
+    finally:
+        for _, writer in held:
+            writer.close()
+        top.stop()
+        await built.server.stop(None)
