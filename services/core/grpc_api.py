@@ -480,8 +480,8 @@ def check_command(request: Any) -> int | None:
 
 
 async def act(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
-    expected = check_command(request)
     await api.admission.command(context, request.game_id, _opt_seat(request))
+    expected = check_command(request)
     table = await load_table(api, request.game_id, context)
     result = await api.host.act_at(table, _caller(context, _opt_seat(request)),
                                    request.command, request.command_id, expected)
@@ -573,8 +573,12 @@ async def play(api: GameApi, context: grpc.aio.ServicerContext, call: _Call) -> 
 async def play_command(api: GameApi, context: grpc.aio.ServicerContext, table: Table,
                        caller: Caller, request: Any) -> tuple[int, bytes]:
     """(version, PlayResponse holding only the answer) for one command of a Play stream."""
+    # Every message counts against the rates, the ones refused below too.
+    acting = not isinstance(request, Undecodable) and request.WhichOneof("kind") == "act"
+    seat = request.act.seat if acting and request.act.HasField("seat") else caller.seat
+    await api.admission.command(context, table.game_id, seat)
     refuse_undecodable(api.service, "Play", request)
-    if request.WhichOneof("kind") != "act":
+    if not acting:
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
                        "a Play stream is opened once; send `act` messages", "open")
     act = request.act
@@ -584,8 +588,6 @@ async def play_command(api: GameApi, context: grpc.aio.ServicerContext, table: T
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
                        f"plays {table.game_id!r}; open another for another game", "game_id")
     expected = check_command(act)
-    seat = act.seat if act.HasField("seat") else caller.seat
-    await api.admission.command(context, table.game_id, seat)
     if table.gone:  # reset under the stream (which is ending): the game as the store has it
         table = await api.host.tables.load(table.game_id)
     result = await api.host.act_at(table, Caller(caller.token, caller.admin_token, seat),

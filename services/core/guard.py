@@ -124,7 +124,7 @@ def seat_key(game_id: str, token: str, admin: bool, seat: int | None) -> str:
     """Whose command budget a command draws from within its game: its seat token's (hashed:
     keys may be seen in Redis), or the admin's seat."""
     who = f"admin:{seat}" if admin else hashlib.sha256(token.encode()).hexdigest()[:24]
-    return f"{game_id}:{who}"
+    return f"{game_id[:128]}:{who}"  # (the id is checked after the rate: bound the key)
 
 
 # ---- the real client behind trusted proxies ----------------------------------------------
