@@ -43,7 +43,7 @@ def playout(options: Any, seed: bytes) -> tuple[list[Any], State]:
         legal = GAME.legal_actions(state, 0)
         bot = "greedy" if version % 3 else "random_options"
         command = GAME.bots[bot](GAME.view(state, 0), legal, Rng(b"bot", version))
-        new = GAME.decide(state, 0, command, Rng(seed, version))
+        new = GAME.decide_now(state, 0, command, Rng(seed, version))
         work = state.clone()
         rules.apply(work, command, RecordingDice(Rng(seed, version)), [])
         if work.play is not None:
