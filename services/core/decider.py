@@ -5,7 +5,8 @@ clock and draw no global randomness; the host around them loads, stores and serv
 
     setup(options, seats, rng)      -> the opening events (shuffles included)
     start(event)                    -> the state the first of them sets up
-    decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError
+    decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError; called
+                                       only past the platform's refusals (Game.refuse)
     evolve(state, event)            -> the next state (total, deterministic, no randomness)
     show(state, seat)               -> the game's part of what one seat (or a spectator,
                                        seat None) may see; `Game.view` adds the rest

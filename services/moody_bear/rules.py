@@ -225,18 +225,16 @@ def offer(out: Decision[State], seat: int, cmd: pb.Offer, rng: Rng) -> None:
     out.emit(pb.Event(trade_offered=pb.TradeOffered(seat=seat, target=cmd.target, card=cmd.card)))
 
 
-def check_trade_target(state: State, seat: int) -> None:
+def check_trade_open(state: State) -> None:
     if state.phase != TRADE or state.trade is None:
         raise RuleError("NO_TRADE", "no trade is waiting for an answer")
-    if seat != state.trade.target:
-        raise RuleError("NOT_YOUR_TRADE", "the trade was not offered to you")
 
 
 def accept(out: Decision[State], seat: int, cmd: pb.Accept, rng: Rng) -> None:
     """Keep the offered card and give back one of your own cards, of your choice."""
     state = out.state
     check_card(cmd.give, "give")
-    check_trade_target(state, seat)
+    check_trade_open(state)
     assert state.trade is not None
     if not state.hands[seat]:
         raise RuleError("NOTHING_TO_RETURN", "you have no card to give back: reject the trade")
@@ -249,7 +247,7 @@ def accept(out: Decision[State], seat: int, cmd: pb.Accept, rng: Rng) -> None:
 def reject(out: Decision[State], seat: int, cmd: pb.Reject, rng: Rng) -> None:
     """The offerer takes the card back and draws one card."""
     state = out.state
-    check_trade_target(state, seat)
+    check_trade_open(state)
     assert state.trade is not None
     out.emit(pb.Event(trade_rejected=pb.TradeRejected(seat=state.trade.seat, target=seat)))
     draw(out, state.trade.seat, ends_turn=False, rng=rng)
@@ -309,16 +307,14 @@ def check_play_shape(cmd: pb.Play) -> str | None:
 # ---- response windows -------------------------------------------------------------------
 
 
-def check_may_answer(state: State, seat: int) -> None:
+def check_window_open(state: State) -> None:
     if state.phase != WINDOW:
         raise RuleError("NO_WINDOW", "no response window is open")
-    if seat not in waiting(state):
-        raise RuleError("NOT_YOURS_TO_ANSWER", "you may not answer this card now")
 
 
 def cancel(out: Decision[State], seat: int, cmd: pb.PlayCancel, rng: Rng) -> None:
     state = out.state
-    check_may_answer(state, seat)
+    check_window_open(state)
     if state.stack[-1].kind == SWALLOW_ENTRY:
         raise RuleError("SWALLOW_NOT_CANCELLABLE", "the Dark Swallow cannot be cancelled")
     check_holds(state, seat, [C.CANCEL])
@@ -327,7 +323,7 @@ def cancel(out: Decision[State], seat: int, cmd: pb.PlayCancel, rng: Rng) -> Non
 
 def mace(out: Decision[State], seat: int, cmd: pb.PlayMace, rng: Rng) -> None:
     state = out.state
-    check_may_answer(state, seat)
+    check_window_open(state)
     if state.stack[-1].kind != SWALLOW_ENTRY:
         raise RuleError("NO_DARK_SWALLOW", "a Mace of Light answers only the Dark Swallow")
     check_holds(state, seat, [C.MACE])
@@ -336,7 +332,7 @@ def mace(out: Decision[State], seat: int, cmd: pb.PlayMace, rng: Rng) -> None:
 
 def decline(out: Decision[State], seat: int, cmd: pb.Decline, rng: Rng) -> None:
     """Pass in the window; the last pass closes it."""
-    check_may_answer(out.state, seat)
+    check_window_open(out.state)
     out.emit(pb.Event(declined=pb.Declined(seat=seat)))
     if not waiting(out.state):
         resolve_window(out, by_deadline=False, rng=rng)
@@ -449,7 +445,7 @@ def arrange(out: Decision[State], seat: int, cmd: pb.Arrange, rng: Rng) -> None:
     state = out.state
     for card in cmd.order:
         check_card(card, "order")
-    if state.phase != ARRANGE or seat != state.turn:
+    if state.phase != ARRANGE:
         raise RuleError("NOTHING_TO_ARRANGE", "you are not rearranging cards")
     if sorted(cmd.order) != sorted(state.top):
         raise RuleError("NOT_THOSE_CARDS", "give the order of exactly the cards you looked at")
@@ -463,8 +459,6 @@ def choose_pass(out: Decision[State], seat: int, cmd: pb.ChoosePass, rng: Rng) -
     check_card(cmd.card, "card")
     if state.phase != PASSING:
         raise RuleError("NOT_PASSING", "no one is passing cards now")
-    if seat not in passers(state):
-        raise RuleError("ALREADY_CHOSEN", "you have already chosen, or hold no card")
     check_holds(state, seat, [cmd.card])
     out.emit(pb.Event(pass_card_chosen=pb.PassCardChosen(seat=seat, card=cmd.card)))
     after = out.state
