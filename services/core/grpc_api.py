@@ -434,10 +434,7 @@ class GameApi:
 
 async def create_game(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
     game = api.game
-    if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
-        raise MalformedCommand(
-            "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-            f"not {len(request.seats)}", "seats")
+    game.check_seat_count(len(request.seats))  # before any work
     for i, s in enumerate(request.seats):
         if s.kind not in apb.SeatKind.values():
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",

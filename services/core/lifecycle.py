@@ -117,10 +117,7 @@ class Lifecycle:
         """A new game. Seats of kind "open" get an invitation code instead of a token; the
         game takes no command until JoinGame has filled them."""
         game = self.tables.games[game_name]
-        if not game.min_seats <= len(seats) <= game.max_seats:
-            raise MalformedCommand(
-                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                f"not {len(seats)}", "seats")
+        game.check_seat_count(len(seats))
         for i, s in enumerate(seats):
             if len(s.name) > MAX_NAME or len(s.bot) > MAX_NAME:
                 raise MalformedCommand("NAME_TOO_LONG", f"seat {i}: names and bot names are "

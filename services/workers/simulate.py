@@ -79,7 +79,7 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
         legal = game.legal_actions(state, seat)
         try:
             command = game.bots[seats[seat].bot](view, legal, Rng(b"bot:" + secret, version))
-            new = game.decide(state, seat, command, Rng(secret, version))
+            new = game.decide_now(state, seat, command, Rng(secret, version))
         except RuleError as e:
             error = f"seat {seat} ({seats[seat].bot}): {e.code}: {e.message}"
             break
@@ -147,9 +147,10 @@ class BadPlan(ValueError):
 
 def check(plan: Plan) -> Game:
     game = gameset.game(plan.game)
-    if not game.min_seats <= len(plan.bots) <= game.max_seats:
-        raise BadPlan(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
-                      f"give that many bots, not {len(plan.bots)}")
+    try:
+        game.check_seat_count(len(plan.bots))
+    except RuleError as e:
+        raise BadPlan(f"give one bot a seat: {e.message}") from e
     unknown = [b for b in plan.bots if b not in game.bots]
     if unknown:
         raise BadPlan(f"no bot named {', '.join(unknown)}; choose from {sorted(game.bots)}")

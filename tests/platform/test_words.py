@@ -40,7 +40,7 @@ def played(game: Game, seed: int, commands: int = 300) -> tuple[list[Any], int]:
         if game.outcome(state) is not None:
             break
         seat = rng.choice(list(game.to_act(state)))
-        new = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)),
+        new = game.decide_now(state, seat, rng.choice(game.legal_actions(state, seat)),
                           Rng(b"words-%d" % seed, len(events)))
         for e in new:
             state = game.evolve(state, e)
@@ -308,7 +308,7 @@ def test_eila_names_what_the_player_holds_and_opens_each_chapter() -> None:
                     assert card.title and card.title != card.id and card.text, card
                     held += 1
             command = bot(view, game.legal_actions(state, 0), Rng(b"b-%d" % seed, step))
-            for e in game.decide(state, 0, command, Rng(b"h-%d" % seed, step + 1)):
+            for e in game.decide_now(state, 0, command, Rng(b"h-%d" % seed, step + 1)):
                 state = game.evolve(state, e)
     assert held > 0, "a campaign holds an item, a support card or a habit"
 
@@ -322,7 +322,7 @@ def test_a_batch_fed_twice_is_told_once() -> None:
     events = game.setup(game.pb.Options(), [Seat("a"), Seat("b")], Rng(b"twice", 0))
     state = game.replay(events)
     seat = game.to_act(state)[0]
-    batch = game.decide(state, seat, game.legal_actions(state, seat)[0], Rng(b"twice", 1))
+    batch = game.decide_now(state, seat, game.legal_actions(state, seat)[0], Rng(b"twice", 1))
     entries = [gamelog.apb.LogEntry(version=i + 1, event=e.SerializeToString())
                for i, e in enumerate([*events, *batch])]
     entries[len(events)].command.seat = seat  # the command's batch starts here
