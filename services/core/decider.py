@@ -320,9 +320,22 @@ class Game(Generic[S]):
     # None: the view as protobuf text, the command as its kind and fields.
     render: Callable[[Message, bool], str] | None = None
     describe_command: Callable[[Message, Message | None], str] | None = None
+    # The kind of each command in words, by its oneof field ("play" -> "play a card"), for
+    # LegalActions.words; a kind not named here is its field name in words.
+    command_groups: dict[str, str] = field(default_factory=dict)
     # What the shared test suite needs to be told about this game (seeds, floors, kinds
     # its playouts never reach).
     suite: SuiteNeeds = field(default_factory=SuiteNeeds)
+
+    def command_label(self, command: Message, view: Message | None) -> str:
+        """A command in words, as a button says it (describe_command, else its kind)."""
+        if self.describe_command is not None:
+            return self.describe_command(command, view)
+        return self.command_group(command)
+
+    def command_group(self, command: Message) -> str:
+        kind = command.WhichOneof("kind") or "nothing"
+        return self.command_groups.get(kind, kind.replace("_", " "))
 
     @property
     def seat_count(self) -> int:

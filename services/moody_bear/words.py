@@ -135,3 +135,49 @@ def view_hidden(view: pb.View) -> list[str]:
     if view.HasField("trade") and not view.trade.card:
         paths.append("trade.card")
     return paths
+
+
+# ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
+
+
+COMMAND_GROUPS = {"proclaim": "proclaim victory", "offer": "offer a trade",
+                  "accept": "answer a trade", "reject": "answer a trade", "play": "play cards",
+                  "cancel": "answer the card played", "mace": "answer the card played",
+                  "decline": "answer the card played", "pass_turn": "end the turn",
+                  "end_turn": "end the turn", "arrange": "arrange the top cards",
+                  "choose_pass": "pass a card", "close_window": "close the window"}
+
+
+def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words for the seat the view is for (others named as "seat N")."""
+    s = view.seat if view is not None and view.HasField("seat") else None
+    kind = command.WhichOneof("kind")
+    if kind == "proclaim":
+        mate = command.proclaim
+        return ("proclaim victory with " + who(mate.teammate, s) if mate.HasField("teammate")
+                else "proclaim victory alone")
+    if kind == "offer":
+        return f"offer {card(command.offer.card)} to {who(command.offer.target, s)}"
+    if kind == "accept":
+        return f"accept the trade, giving {card(command.accept.give)}"
+    if kind == "reject":
+        return "reject the trade"
+    if kind == "play":
+        return f"play {play_words(command.play, s)}"
+    if kind == "cancel":
+        return "answer with a Cancel"
+    if kind == "mace":
+        return "answer the Dark Swallow with the Mace of Light"
+    if kind == "decline":
+        return "let it happen (no answer)"
+    if kind == "pass_turn":
+        return "pass: draw one card and end your turn"
+    if kind == "end_turn":
+        return "end your turn"
+    if kind == "arrange":
+        return f"put back, from the top: {cards(list(command.arrange.order))}"
+    if kind == "choose_pass":
+        return f"pass {card(command.choose_pass.card)} to your neighbour"
+    if kind == "close_window":
+        return "close the response window"
+    return "no action"

@@ -123,3 +123,52 @@ def view_hidden(view: pb.View) -> list[str]:
     if not view.HasField("seat"):
         paths.append("hand")
     return paths
+
+
+# ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
+
+
+def _play_words(p: pb.PlayCard, s: int | None) -> str:
+    text = f"play {card(p.card)}"
+    if p.HasField("target"):
+        text += f" on {who(p.target, s)}"
+    if p.HasField("second_target"):
+        text += f" and {who(p.second_target, s)}"
+    if p.guess:
+        text += f", guessing {identity(p.guess)}"
+    if p.suit:
+        text += f", faking a {named(pb.Suit, p.suit)} card"
+    return text
+
+
+COMMAND_GROUPS = {"play": "play a card", "gold_peek": "peek for gold", "free_peek": "free peek",
+                  "free_reflect": "free reflect", "end_turn": "end the turn",
+                  "assassin": "the Assassin's order", "guess": "guess an identity",
+                  "skip_guess": "guess an identity"}
+
+
+def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words for the seat the view is for (others named as "seat N")."""
+    s = view.seat if view is not None and view.HasField("seat") else None
+    kind = command.WhichOneof("kind")
+    if kind == "play":
+        return _play_words(command.play, s)
+    if kind == "gold_peek":
+        cost = f"{view.gold_peek_cost} gold" if view is not None else "gold"
+        return f"pay {cost} to peek at {who(command.gold_peek.target, s)}"
+    if kind == "free_peek":
+        return f"use your free Peek on {who(command.free_peek.target, s)}"
+    if kind == "free_reflect":
+        return "use your free Reflect"
+    if kind == "end_turn":
+        return "end your turn"
+    if kind == "assassin":
+        order = command.assassin
+        return (f"discard {card(order.discard)} so that {who(order.target, s)} discards a "
+                "random card")
+    if kind == "guess":
+        return (f"guess that {who(command.guess.target, s)} is "
+                f"{identity(command.guess.identity)}")
+    if kind == "skip_guess":
+        return "make no guess"
+    return "no action"
