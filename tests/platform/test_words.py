@@ -130,7 +130,7 @@ def test_a_description_never_changes_with_what_the_seat_may_not_see(game: Game) 
                     assert game.describe(other, seat) == game.describe(event, seat), (
                         f"seat {seat}: the description of {path} tells a hidden value")
                     checked += 1
-    if game.redeal is not None and game.name != "bubblee":
+    if game.redeal is not None:  # a game that hides something: its hidden paths were tried
         assert checked > 0
 
 
@@ -192,7 +192,7 @@ def test_the_rules_give_seat_zero_its_presence(game: Game) -> None:
             text = text_format.MessageToString(event)
             zeros += len(re.findall(r"\b(seat|target|turn|magician|mortal|planet|next|"
                                     r"next_seat|first_player|first_magician|subject): 0\b", text))
-    if game.name != "eila":  # Eila has one seat and no seat fields
+    if game.max_seats > 1:  # a game of one seat names no seat in its events
         assert zeros > 0, "no seat 0 is ever printed"
 
 
