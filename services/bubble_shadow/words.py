@@ -10,6 +10,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow.cards import card_pb
 from services.bubble_shadow.view import redact
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, named, plural, who, whose
 
 
@@ -188,3 +189,46 @@ def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
     if kind == "declare_satisfaction":
         return "declare satisfaction"
     return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+# The Price Tokens, from the rulebook (Bubble and Shadow Rulebook: "Resolution" for the three
+# main prices, "Special Price Token" for the others, in its words where it has some).
+PALETTE = ("Replaces a Moon at setup. Its two sides are the Moon and the Silver Coin: the "
+           "drawer chooses the side up, and whoever receives it in a payment tosses it.")
+CHESS = ("Replaces a Bubble at setup. Its two sides are the Bubble and the Silver Coin: the "
+         "drawer chooses the side up, and whoever receives it in a payment tosses it.")
+TOKENS = {
+    pb.MOON: ("Moon", "A main price. At resolution the player with the most Moons (among "
+              "those still in it) scores 3 Soul Tokens."),
+    pb.SILVER: ("Silver Coin", "A main price. At resolution the fewest Silver Coins score 1 "
+                "Soul Token and leave it; more than 6 count their excess as Bubbles for the "
+                "first step."),
+    pb.BUBBLE: ("Bubble", "A main price. At resolution the player(s) with the most Bubbles "
+                "are out and score no Soul Token."),
+    pb.APPLE: ("Apple", "Replaces a Moon at setup. A Moon while actions are taken; converts "
+               "into a Bubble before resolution, and remains a Bubble throughout it."),
+    pb.ROSE: ("Rose", "Replaces a Bubble at setup. A Bubble while actions are taken; converts "
+              "into a Moon before resolution, and remains a Moon throughout it."),
+    pb.SNAKE: ("Snake", "Replaces a Silver Coin at setup and counts as 1 Silver Coin. Before "
+               "resolution, if a type of Price Token you hold reaches 5, you must discard 5 of "
+               "them (choose one if several qualify); once, however many Snakes you hold."),
+    pb.OYSTER: ("Oyster", "Replaces a Silver Coin at setup. 1 Silver Coin when signing and "
+                "fulfilling a Pact; converts into 4 Silver Coins before resolution. Not "
+                "affected by the Crown."),
+    pb.CROWN: ("Crown", "Added at setup without replacing anything, kept in front of the "
+               "screen. Before resolution its holder may swap the quantities of two main "
+               "prices, or forgo it."),
+    pb.PALETTE: ("Palette", PALETTE + " Its side is not chosen yet."),
+    pb.PALETTE_MOON: ("Palette (Moon side)", PALETTE),
+    pb.PALETTE_SILVER: ("Palette (Silver Coin side)", PALETTE),
+    pb.CHESS: ("Chess Piece", CHESS + " Its side is not chosen yet."),
+    pb.CHESS_BUBBLE: ("Chess Piece (Bubble side)", CHESS),
+    pb.CHESS_SILVER: ("Chess Piece (Silver Coin side)", CHESS),
+}
+
+
+def catalog() -> list[CatalogEntry]:
+    return [CatalogEntry(pb.Token.Name(t), "token", name, text)
+            for t, (name, text) in TOKENS.items()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee.board import BLUE, NAMES, PURPLE, WIDTH, YELLOW
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, plural, who, whose
 
 
@@ -184,3 +185,41 @@ def describe_event(event: pb.Event, seat: int | None) -> str | None:
         return f"game over: {winners} won ({o.reason})" if o.reason else \
             f"game over: {winners} won"
     return None
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+# The powers in English, from the rulebook (Bubblee Pop, "Pouvoirs des couleurs"; "Zone de
+# Score" and "Installation" for the zones).
+POWERS = {
+    "COLOUR_RED": "Swap 2 adjacent Bubblees of the opponent's planet, horizontally or "
+                  "vertically.",
+    "COLOUR_PURPLE": "Send one of your uncovered Bubblees onto the opponent's planet, in the "
+                     "same column; if every column is full it may still be sent, and the "
+                     "opponent is eliminated.",
+    "COLOUR_BLUE": "Drop a Bubblee of the opponent's side of the sky onto the opponent's "
+                   "planet, in the same column; if every column is full it may still be sent, "
+                   "and the opponent is eliminated.",
+    "COLOUR_GREEN": "Swap 2 adjacent Bubblees of your own planet; if 2 lines of different "
+                    "colours form, put them in your score zone and apply their powers in the "
+                    "order you choose.",
+    "COLOUR_YELLOW": "Put one of your uncovered Bubblees in your score zone.",
+    "COLOUR_BLACK": "No power. Never removed by a line, even of 3 or more black Bubblees, only "
+                    "by a power; in a score zone it is worth 1 point too.",
+}
+ZONES = {
+    "PLANET": ("planet", "Your 5 columns of 4 rows: it holds up to 20 Bubblees. A player who "
+               "cannot drop onto a full planet loses at once."),
+    "SKY": ("sky", "Two rows of 5 cells between the planets, refilled from the bag at the "
+            "start of each turn but the first; each player drops 2 adjacent Bubblees from it."),
+    "SCORE_ZONE": ("score zone", "Where the Bubblees removed by your lines go: each is worth 1 "
+                   "point at the end, and their colours give you their powers."),
+    "BAG": ("bag", "The draw pile: the game ends when it cannot refill the sky."),
+}
+
+
+def catalog() -> list[CatalogEntry]:
+    colours = [CatalogEntry(pb.Colour.Name(c), "colour", f"{NAMES[c]} Bubblee",
+                            POWERS[pb.Colour.Name(c)]) for c in NAMES]
+    return colours + [CatalogEntry(key, "zone", name, text) for key, (name, text) in
+                      ZONES.items()]

@@ -8,7 +8,9 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
+from services.core.decider import CatalogEntry
 from services.core.happened import plural
+from services.eila.data import default_index
 
 
 def describe(event: Any, seat: int | None) -> str | None:
@@ -148,3 +150,32 @@ def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
         return ("pay 1 HP for the night meal" if command.night_meal.pay_hp
                 else "eat 1 Food for the night meal")
     return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+
+def catalog() -> list[CatalogEntry]:
+    """Every card, item, support card, quiz and mine tile of the current content, with its
+    title and text as the content files hold them (an advanced side shares its card's id: the
+    view's CardView carries the side being played)."""
+    ix = default_index()
+    cards = [CatalogEntry(card_id, "habit" if c.get("color") == "habit"
+                          else f"{c.get('color', 'event')} card", c.get("title", card_id),
+                          c.get("text", "")) for card_id, c in ix.cards.items()]
+    items = [CatalogEntry(i, "item", c["name"], c.get("text", "")) for i, c in ix.items.items()]
+    supports = [CatalogEntry(i, "support card", c["name"], c.get("text", ""))
+                for i, c in ix.supports.items()]
+    extra = []
+    for thing_id, c in ix.extra.items():
+        if "question" in c:
+            extra.append(CatalogEntry(thing_id, "quiz", f"quiz {thing_id}", c["question"]))
+        elif "cells" in c:
+            extra.append(CatalogEntry(thing_id, "mine tile", f"mine tile {thing_id}",
+                                      "A map tile of the mine (chapter 3): it consists of 4 "
+                                      "grids; a face-down tile is flipped over when Eila is "
+                                      "about to enter it."))
+        else:
+            extra.append(CatalogEntry(thing_id, c.get("color", "card"),
+                                      c.get("title", thing_id), c.get("text", "")))
+    return cards + items + supports + extra

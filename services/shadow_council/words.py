@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, named, plural, who, whose
+from services.shadow_council import data
 from services.shadow_council.view import redact
 
 
@@ -172,3 +174,48 @@ def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
     if kind == "skip_guess":
         return "make no guess"
     return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+
+def _title(name: str) -> str:
+    return name.replace("_", " ").title()
+
+
+def _zone(zone: str) -> str:
+    return "Shadow Alley" if zone == "SHADOW_ALLEY" else f"{_title(zone)} Zone"
+
+
+def _side(zone: str) -> str:
+    return "Order" if zone in data.ORDER_ZONES else "Chaos"
+
+
+# Zone Effects (the Game Manual, "Zones & Gold System").
+ZONES = ("Each Shadow Phase the Order zones (Military and Economy) are compared with the Chaos "
+         "zones (Strategy and Shadow Alley): on an Order lead every survivor gains 1 gold, on "
+         "a Chaos lead every survivor draws 1 card.")
+
+
+def catalog() -> list[CatalogEntry]:
+    """The cards, identities, keywords, suits, zones and events, as the Game Manual prints
+    them (services/shadow_council/data.py holds its words)."""
+    cards = [CatalogEntry(f"CARD_{name}", "card", _title(name),
+                          f"{_title(spec.suit)} card: {spec.text}")
+             for name, spec in data.CARDS.items()]
+    identities = [CatalogEntry(
+        f"IDENTITY_{name}", "identity", f"the {_title(name)}",
+        f"{_title(data.FACTION[name])} faction. Passive (from round 2): {data.PASSIVES[name]}. "
+        f"Shadow keywords: {listed([_title(k) for k in data.KEYWORDS[name]])}.")
+        for name in data.IDENTITIES]
+    keywords = [CatalogEntry(f"KEYWORD_{k}", "keyword", _title(k),
+                             f"A shadow keyword of the {_title(identity)}.")
+                for k, identity in data.IDENTITY_OF_KEYWORD.items()]
+    suits = [CatalogEntry(f"SUIT_{suit}", "suit", _title(suit),
+                          f"{_title(suit)} cards feed the {_zone(zone)} ({_side(zone)}).")
+             for suit, zone in data.ZONE_OF_SUIT.items()]
+    zones = [CatalogEntry(f"ZONE_{zone}", "zone", _zone(zone), f"{_side(zone)} zone. " + ZONES)
+             for zone in data.ZONES]
+    events = [CatalogEntry(f"EVENT_{name}", "event", _title(name), text)
+              for name, text in data.EVENT_TEXTS.items()]
+    return cards + identities + keywords + suits + zones + events
