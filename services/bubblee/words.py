@@ -104,6 +104,11 @@ def _planet_of(planet: int, seat: int | None) -> str:
     return "your planet" if planet == seat else "the other planet"
 
 
+def _zone_of(owner: int, seat: int | None) -> str:
+    """A score zone by the planet it belongs to (in solo the target's is no seat's)."""
+    return "your score zone" if owner == seat else f"the score zone of {_planet_of(owner, seat)}"
+
+
 def _colour(colour: int) -> str:
     return NAMES.get(colour, "hidden")
 
@@ -160,7 +165,7 @@ def describe_event(event: pb.Event, seat: int | None) -> str | None:
         gained = (f"; the {_colour(e.power_gained)} power was gained" if e.power_gained
                   else "")
         return (f"a line of {len(e.cells)} {_colour(e.colour)} was cleared from "
-                f"{_planet_of(e.planet, seat)} into {whose(e.scorer, seat)} score zone "
+                f"{_planet_of(e.planet, seat)} into {_zone_of(e.scorer, seat)} "
                 f"(wave {e.wave}){gained}")
     if kind == "gravity":
         e = event.gravity

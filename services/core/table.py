@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game, RuleError, Seat
-from services.core.happened import Journal, Noted, merged, plural, tell
+from services.core.happened import Journal, Noted, merged, naming, plural, tell
 
 RING = 64  # recent steps kept per followed game, for streams catching up
 STREAM_BEHIND = 2000  # messages queued for one stream before it is ended (ARBITER_STREAM_BEHIND)
@@ -50,25 +50,37 @@ class Step:
 # ---- what a seat sees ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Seating:
+    """Who sits at a table: the seats' names (what happened calls them by), and the seats
+    still open (while any is, the game waits: nobody is to act)."""
+
+    names: tuple[str, ...] = ()
+    open: frozenset[int] = frozenset()
+
+
+NOBODY = Seating()
+
+
 def seat_view(game: Game, state: Any, seat: int | None, version: int,
-              noted: Sequence[Noted] = (), open_seats: Collection[int] = ()) -> Any:
-    """`seat`'s view of `state` at `version`, with what happened since the seat last acted.
-    Before the first event (the GameStarted entry) there is nothing to show but the version.
-    While seats are open nobody is to act: the view says whom the game waits for instead."""
+              noted: Sequence[Noted] = (), seating: Seating = NOBODY) -> Any:
+    """`seat`'s view of `state` at `version`, with what happened from the seat's last command
+    on. Before the first event (the GameStarted entry) there is nothing to show but the
+    version. While seats are open nobody is to act: the view says whom the game waits for."""
     view = game.view(state, seat) if state is not None else game.pb.View()
     view.version = version
-    if open_seats:
-        view.open_seats.extend(sorted(open_seats))
+    if seating.open:
+        view.open_seats.extend(sorted(seating.open))
         del view.to_act[:]
-        view.happened.append(waiting_words(open_seats))
+        view.happened.append(waiting_words(len(seating.open)))
     elif state is not None:
-        tell(game, view, noted, seat)
+        tell(game, view, noted, seat, seating.names)
     return view
 
 
-def waiting_words(open_seats: Collection[int]) -> str:
-    return (f"waiting for {plural(len(open_seats), 'more player')}: the game begins when "
-            "every seat is filled")
+def waiting_words(open_seats: int) -> str:
+    return (f"waiting for {plural(open_seats, 'more player')}: the game begins when every "
+            "seat is filled")
 
 
 def seat_event(game: Game, event: Any, version: int, seat: int | None) -> Any | None:
@@ -89,15 +101,16 @@ def seat_legal(game: Game, state: Any, finished: bool, seat: int | None,
 
 
 def legal_actions(game: Game, state: Any, finished: bool, seat: int | None, version: int,
-                  waiting: bool = False, view: Any = None) -> Any:
+                  seating: Seating = NOBODY, view: Any = None) -> Any:
     """The game's LegalActions for `seat`: its commands, each in words as its view (built
-    here unless given) names things."""
-    commands = seat_legal(game, state, finished, seat, waiting)
+    here unless given) names things, other seats by their names."""
+    commands = seat_legal(game, state, finished, seat, bool(seating.open))
     legal = game.pb.LegalActions(version=version, seat=seat, commands=commands)
     if commands:
         view = view if view is not None else game.view(state, seat)
-        legal.words.extend(apb.CommandWords(label=game.command_label(c, view),
-                                            group=game.command_group(c)) for c in commands)
+        with naming(seating.names):
+            legal.words.extend(apb.CommandWords(label=game.command_label(c, view),
+                                                group=game.command_group(c)) for c in commands)
     return legal
 
 
@@ -134,12 +147,12 @@ def _update(game: Game, step: Step, seat: int | None) -> bytes | None:
 
 
 def _view(game: Game, state: Any, seat: int | None, version: int,
-          noted: Sequence[Noted], open_seats: Collection[int] = ()) -> bytes:
-    return bytes(seat_view(game, state, seat, version, noted, open_seats).SerializeToString())
+          noted: Sequence[Noted], seating: Seating = NOBODY) -> bytes:
+    return bytes(seat_view(game, state, seat, version, noted, seating).SerializeToString())
 
 
 def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
-                   noted: Sequence[Noted] = (), open_seats: Collection[int] = ()) -> list[bytes]:
+                   noted: Sequence[Noted] = (), seating: Seating = NOBODY) -> list[bytes]:
     """Watch: one Update per entry the seat may see, each with the view after it."""
     out = []
     if steps and game.describe is not None:  # a catch-up may reach back before the journal
@@ -148,18 +161,18 @@ def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
         update = _update(game, step, seat)
         if update is not None:
             out.append(update + _field(5, _view(game, step.state, seat, step.entry.version,
-                                                noted, open_seats)))
+                                                noted, seating)))
     return out
 
 
 def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any, version: int,
-                 finished: bool, noted: Sequence[Noted] = (), open_seats: Collection[int] = ()
+                 finished: bool, noted: Sequence[Noted] = (), seating: Seating = NOBODY
                  ) -> bytes:
     """Play: the entries the seat may see, the view after them, its legal commands if to act."""
     parts = [_field(2, u) for u in (_update(game, step, seat) for step in steps) if u is not None]
-    view = seat_view(game, state, seat, version, noted, open_seats)
+    view = seat_view(game, state, seat, version, noted, seating)
     parts.append(_field(3, view.SerializeToString()))
-    legal = legal_actions(game, state, finished, seat, version, bool(open_seats), view)
+    legal = legal_actions(game, state, finished, seat, version, seating, view)
     if legal.commands:
         parts.append(_field(4, legal.SerializeToString()))
     return b"".join(parts)
@@ -312,15 +325,20 @@ class Table:
              noted: Sequence[Noted] | None = None) -> Any:
         """`seat`'s view now (or of `state` at `version`, told from `noted`)."""
         now = state is None
+        seating = self.seating if now else Seating(self.seating.names)
         return seat_view(self.game, self.state if now else state, seat,
                          self.version if version is None else version,
-                         self.said.noted if noted is None else noted,
-                         self.open_seats if now else ())
+                         self.said.noted if noted is None else noted, seating)
 
     def legal(self, seat: int | None) -> Any:
         """`seat`'s LegalActions now (none while seats are open)."""
         return legal_actions(self.game, self.state, self.finished, seat, self.version,
-                             bool(self.open_seats))
+                             self.seating)
+
+    @property
+    def seating(self) -> Seating:
+        names = tuple(self.joined.get(i) or s.name for i, s in enumerate(self.seats))
+        return Seating(names, frozenset(self.open_seats))
 
     # ---- the one fold loop ---------------------------------------------------------------
 
@@ -383,8 +401,8 @@ class Table:
     def messages(self, steps: Sequence[Step], play: bool, seat: int | None) -> list[bytes]:
         if play:
             return [play_message(self.game, steps, seat, self.state, self.version,
-                                 self.finished, self.said.noted, self.open_seats)]
-        return watch_messages(self.game, steps, seat, self.said.noted, self.open_seats)
+                                 self.finished, self.said.noted, self.seating)]
+        return watch_messages(self.game, steps, seat, self.said.noted, self.seating)
 
     def seats_filled(self) -> None:
         """A seat was joined: every Play stream gets the view now (and, once the last seat
@@ -393,7 +411,7 @@ class Table:
             if sub.play:
                 sub.push(self.version, play_message(
                     self.game, (), sub.seat, self.state, self.version, self.finished,
-                    self.said.noted, self.open_seats))
+                    self.said.noted, self.seating))
 
     # ---- streams -------------------------------------------------------------------------
 
