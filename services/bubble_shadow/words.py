@@ -6,6 +6,8 @@ Each event is redacted for the seat first: another player's deal reads "seat 2 d
 
 from __future__ import annotations
 
+from functools import cache
+
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow.cards import card_pb
@@ -130,8 +132,10 @@ def view_hidden(view: pb.View) -> list[str]:
 # ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
 
 
+@cache
 def pact(card_id: int) -> str:
-    """"pact 12 (2 moon / 1 silver)": a pact card by its number and printed ends."""
+    """"pact 12 (2 moon / 1 silver)": a pact card by its number and printed ends (which never
+    change: worded once)."""
     ends = card_pb(card_id).ends
     return f"pact {card_id} ({' / '.join(price(p) for p in ends)})"
 
