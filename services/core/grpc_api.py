@@ -818,19 +818,19 @@ def catalog_of(game: Game) -> apb.Catalog:
 
 
 def _catalog(game: Game) -> apb.Catalog:
-    entries = [apb.CatalogEntry(id=e.id, kind=e.kind, name=e.name, text=e.text)
-               for e in (game.catalog() if game.catalog is not None else [])]
-    digest = hashlib.sha256(b"".join(e.SerializeToString(deterministic=True) + b"\n"
-                                     for e in entries)).hexdigest()[:16]
-    return apb.Catalog(game=game.name, content_version=digest, entries=entries)
+    catalog = apb.Catalog(game=game.name, entries=[
+        apb.CatalogEntry(id=e.id, kind=e.kind, name=e.name, text=e.text)
+        for e in (game.catalog() if game.catalog is not None else [])])
+    digest = hashlib.sha256(catalog.SerializeToString(deterministic=True)).hexdigest()
+    catalog.content_version = digest[:16]
+    return catalog
 
 
 async def get_catalog(host: Host, request: apb.GetCatalogRequest,
                       context: grpc.aio.ServicerContext) -> apb.Catalog:
     if request.game not in host.games:
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
-                       f"no game named {request.game!r} is served here",
-                       "game")
+                       f"no game named {request.game!r} is served here", "game")
     return catalog_of(host.games[request.game])
 
 
