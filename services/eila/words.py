@@ -20,6 +20,8 @@ def describe(event: Any, seat: int | None) -> str | None:
         return None
     body = getattr(event, kind)
     lines = [line for line in getattr(body, "log", ()) if line]
+    if lines and lines[0].startswith("option "):  # a choice: told as the player's
+        lines[0] = ("you chose " if seat is not None else "Eila chose ") + lines[0]
     if lines:
         return "; ".join(lines)
     if kind in ("started", "opened"):  # the opening event has no log lines of its own
