@@ -467,7 +467,7 @@ async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
                 context: grpc.aio.ServicerContext) -> Any:
     table = await load_table(api, request.game_id, context, fresh=True)
     seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=True)
-    return table.legal(seat)
+    return table.legal_actions(seat)
 
 
 @contextlib.contextmanager

@@ -315,7 +315,7 @@ class Host:
         table = await self.tables.load(game_id, fresh=True)
         if table.version != version or table.seats[seat].kind != "ai":
             return False
-        legal = list(table.legal(seat).commands)
+        legal = table.legal(seat)
         if not legal:
             return False
         game = table.game

@@ -330,8 +330,12 @@ class Table:
                          self.version if version is None else version,
                          self.said.noted if noted is None else noted, seating)
 
-    def legal(self, seat: int | None) -> Any:
-        """`seat`'s LegalActions now (none while seats are open)."""
+    def legal(self, seat: int | None) -> list[Any]:
+        """The commands `seat` may send now (none while seats are open)."""
+        return seat_legal(self.game, self.state, self.finished, seat, bool(self.open_seats))
+
+    def legal_actions(self, seat: int | None) -> Any:
+        """`seat`'s LegalActions now: its commands, in words."""
         return legal_actions(self.game, self.state, self.finished, seat, self.version,
                              self.seating)
 

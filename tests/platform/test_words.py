@@ -259,7 +259,7 @@ async def test_the_mover_is_told_its_own_command_and_the_end_of_the_game(game: G
         if loaded.finished:
             break
         seat = rng.choice(list(game.to_act(loaded.state)))
-        command = playouts.policy(game)(loaded.view(seat), loaded.legal(seat).commands, rng)
+        command = playouts.policy(game)(loaded.view(seat), loaded.legal(seat), rng)
         await host.act(made.game_id, Caller(token=made.tokens[seat]), command, f"c{n}",
                        loaded.version)
         mover = (await host.load(made.game_id)).view(seat)
