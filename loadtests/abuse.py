@@ -92,6 +92,13 @@ class Server:
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far (user and system, from /proc): what an attack makes
+        it spend, apart from what the attacker's own process takes from a shared machine."""
+        with open(f"/proc/{self.process.pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def log_lines(self) -> int:
         with open(self.log_path, "rb") as f:
             return sum(1 for _ in f)
@@ -639,7 +646,9 @@ async def measured(server: Server, player: Player, seconds: float,
                 return
 
     sampler = asyncio.create_task(watch_server())
+    cpu, started = server.cpu_seconds(), time.monotonic()
     await player.play(seconds, sample)
+    cpu_share = (server.cpu_seconds() - cpu) / (time.monotonic() - started)
     sampler.cancel()
     observed: dict[str, Any] = {}
     if process and pipe:
@@ -654,6 +663,7 @@ async def measured(server: Server, player: Player, seconds: float,
     return {**summary(sample), "errors": dict(sample.errors),
             "server_rss_mb_max": round(max(rss), 1), "server_rss_mb_after": server.rss_mb(),
             "server_fds_max": max(fds), "server_log_lines": server.log_lines() - lines_before,
+            "server_cpu_share": round(cpu_share, 3),
             "alive": server.process.poll() is None, "observed": observed}
 
 
@@ -702,18 +712,18 @@ async def run_store(store: str, attacks: list[str], seconds: float,
 
 
 def table(report: dict[str, Any]) -> str:
-    rows = ["| store | attack | GetView p50 / p99 | Act p50 / p99 | rounds | errors | RSS max MB "
-            "| fds max | log lines |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| store | attack | GetView p50 / p99 | Act p50 / p99 | rounds | errors | server CPU "
+            "| RSS max MB | fds max | log lines |", "|---|---|---|---|---|---|---|---|---|---|"]
     for store, result in report["stores"].items():
         for name, r in result["attacks"].items():
             if "skipped" in r:
-                rows.append(f"| {store} | {name} | {r['skipped']} | | | | | | |")
+                rows.append(f"| {store} | {name} | {r['skipped']} | | | | | | | |")
                 continue
             rows.append(
                 f"| {store} | {name} | x{r.get('get_view_p50_ratio', '?')} / "
                 f"x{r.get('get_view_p99_ratio', '?')} | x{r.get('act_p50_ratio', '?')} / "
                 f"x{r.get('act_p99_ratio', '?')} | x{r['rounds_ratio']} | "
-                f"{sum(r['errors'].values())} | "
+                f"{sum(r['errors'].values())} | {r.get('server_cpu_share', 0):.0%} | "
                 f"{r['server_rss_mb_max']} | {r['server_fds_max']} | {r['server_log_lines']} |")
     return "\n".join(rows)
 

@@ -193,7 +193,8 @@ async def run_store(store: str, redis_url: str, args: argparse.Namespace) -> dic
                # One client holds every stream here: its share is raised with the totals.
                ARBITER_MAX_PLAYS=str(args.streams + 1000),
                ARBITER_STREAMS_PER_CLIENT=str(2 * args.streams + 1000),
-               ARBITER_WATCHES_PER_GAME=str(args.streams + 1000))
+               ARBITER_WATCHES_PER_GAME=str(args.streams + 1000),
+               ARBITER_CLIENT_WATCHES_PER_GAME=str(args.streams + 1000))
     if store == "redis":
         env["ARBITER_REDIS_URL"] = redis_url
     else:

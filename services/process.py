@@ -92,10 +92,11 @@ def build(config: parts.Config, games: dict[str, Game], store: Store | None = No
         + config.max_plays,
         options=parts.grpc_options(config))
     admission = admission_of(config, store)
-    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs, admission=admission)
+    in_flight = grpc_api.InFlight(config.max_concurrent_rpcs, admission=admission,
+                                  per_client=config.calls_per_client)
     streams = StreamSlots(StreamLimits(config.max_plays, config.max_watches,
                                        config.streams_per_client, config.watches_per_game,
-                                       config.streams_per_seat))
+                                       config.streams_per_seat, config.client_watches_per_game))
     names = []
     for game in games.values():
         name, handler = grpc_api.game_service(host, game, in_flight, streams)
@@ -150,9 +151,10 @@ def admission_of(config: parts.Config, store: Store) -> grpc_api.Admission:
     return grpc_api.Admission(
         guard.limit("creations", config.rate_burst, config.rate_per_second, redis),
         config.admin_token,
-        guard.limit("commands", config.command_burst, config.command_rate, redis),
+        guard.limit("commands", config.command_burst, config.command_rate, redis,
+                    config.command_queue_seconds),
         guard.limit("seat_commands", config.seat_command_burst, config.seat_command_rate,
-                    redis),
+                    redis, config.command_queue_seconds),
         trusted)
 
 

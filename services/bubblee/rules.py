@@ -239,14 +239,8 @@ def _describe_sky(index: int) -> str:
 
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
     kind = command.WhichOneof("kind")
-    if kind is None:
-        raise MalformedCommand("NO_COMMAND", "the command has no kind set")
     parse, decide_kind = _COMMANDS[kind]
     args = parse(getattr(command, kind))
-    if state.outcome is not None:
-        raise RuleError("GAME_OVER", "the game is over")
-    if seat is None or seat != state.turn:
-        raise RuleError("NOT_YOUR_TURN", "it is not your turn")
     out = Decision(state, evolve)
     decide_kind(out, args, rng)
     return out.events

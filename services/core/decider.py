@@ -5,7 +5,8 @@ clock and draw no global randomness; the host around them loads, stores and serv
 
     setup(options, seats, rng)      -> the opening events (shuffles included)
     start(event)                    -> the state the first of them sets up
-    decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError
+    decide(state, seat, cmd, rng)   -> the events a command causes, or a RuleError; called
+                                       only past the platform's refusals (Game.refuse)
     evolve(state, event)            -> the next state (total, deterministic, no randomness)
     show(state, seat)               -> the game's part of what one seat (or a spectator,
                                        seat None) may see; `Game.view` adds the rest
@@ -247,6 +248,17 @@ class SuiteNeeds:
 
 
 @dataclass(frozen=True)
+class CatalogEntry:
+    """One thing a game's views and commands name by id (a card, a token, an item, a zone):
+    its display name and its rules text, served by Arbiter.GetCatalog."""
+
+    id: str  # as the views name it: an enum value's name ("THUNDER_ASSASSIN") or a card's id
+    kind: str  # "card", "token", "item", "zone", ...
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Figure:
     """How a key of a game's `observe` is recorded: a histogram arbiter_<game>_<series> with
     these labels; `timed`, when set: the decide time of the commands whose figure is above
@@ -333,26 +345,58 @@ class Game(Generic[S]):
     # None: the view as protobuf text, the command as its kind and fields.
     render: Callable[[Message, bool], str] | None = None
     describe_command: Callable[[Message, Message | None], str] | None = None
+    # The kind of each command in words, by its oneof field ("play" -> "play a card"), for
+    # LegalActions.words; a kind not named here is its field name in words.
+    command_groups: dict[str, str] = field(default_factory=dict)
+    # The names and rules text of what the views name by id (Arbiter.GetCatalog): every value
+    # of an enum it names one of, and every `id` a view holds.
+    catalog: Callable[[], list[CatalogEntry]] | None = None
     # What the shared test suite needs to be told about this game (seeds, floors, kinds
     # its playouts never reach).
     suite: SuiteNeeds = field(default_factory=SuiteNeeds)
+
+    def command_label(self, command: Message, view: Message | None) -> str:
+        """A command in words, as a button says it (describe_command, else its kind)."""
+        if self.describe_command is not None:
+            return self.describe_command(command, view)
+        return self.command_group(command)
+
+    def command_group(self, command: Message) -> str:
+        kind = command.WhichOneof("kind") or "nothing"
+        return self.command_groups.get(kind, kind.replace("_", " "))
 
     @property
     def seat_count(self) -> int:
         return self.standard_seats or self.min_seats
 
+    def check_seat_count(self, count: int) -> None:
+        """The platform's refusal of a table of the wrong size, before a game's setup runs
+        (a seat count that depends on the options is the game's own rule)."""
+        if not self.min_seats <= count <= self.max_seats:
+            raise MalformedCommand(
+                "SEAT_COUNT", f"{self.title} takes {self.min_seats} to {self.max_seats} seats, "
+                f"not {count}", "seats")
+
     def decide_now(self, state: S, seat: int | None, command: Message, rng: Rng
                    ) -> list[Message]:
-        """decide, after the platform's own refusals: a command naming no action, a game
-        over, a seat not in to_act. The host and log verification both go through here, so
-        they judge alike, and a game's decide never sees these."""
+        """decide, after the platform's own refusals; every path to a game's decide (the
+        host, log verification, simulations) goes through here, so they judge alike and a
+        game's decide never sees these cases."""
+        self.refuse(state, seat, command)
+        return self.decide(state, seat, command, rng)
+
+    def refuse(self, state: S, seat: int | None, command: Message) -> None:
+        """The platform's refusals: a command naming no action, a game over, a seat not in
+        to_act, and a server command (seat None) to a game that sets no deadlines."""
         if command.WhichOneof("kind") is None:
             raise MalformedCommand("NO_COMMAND", "the command names no action", "command")
         if self.outcome(state) is not None:
             raise RuleError("GAME_OVER", "the game is over")
-        if seat is not None and seat not in self.to_act(state):
+        if seat is None:
+            if self.deadlines is None:
+                raise RuleError("NOT_YOUR_TURN", "the server sends no command in this game")
+        elif seat not in self.to_act(state):
             raise RuleError("NOT_YOUR_TURN", f"seat {seat} may not act now")
-        return self.decide(state, seat, command, rng)
 
     def view(self, state: S, seat: int | None) -> Message:
         """What `seat` (None: a spectator) may see: the game's fields, and the fields every

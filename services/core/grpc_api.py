@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -32,6 +34,7 @@ from services.core.guard import (
     LIMITED,
     Limit,
     Network,
+    Take,
     Undecodable,
     forwarded_chain,
     peer_address,
@@ -171,27 +174,43 @@ def _need_game_id(game_id: str) -> None:
 
 
 class InFlight:
-    """Counts the RPCs being handled; past the limit, new ones are refused (RESOURCE_EXHAUSTED).
+    """Counts the RPCs being handled, in all and per client; past a limit, new ones are
+    refused (RESOURCE_EXHAUSTED).
 
     Refusing early with a reason beats queueing until every caller times out. Calls and Watch
-    streams are counted apart: idle watchers must not lock players out.
+    streams are counted apart: idle watchers must not lock players out. A client's share keeps
+    one client's slow or held calls (a command waiting for its turn) from filling the server's.
     """
 
-    def __init__(self, limit: int, what: str = "calls", admission: Admission | None = None
-                 ) -> None:
-        self.limit, self.what, self.now = limit, what, 0
+    def __init__(self, limit: int, what: str = "calls", admission: Admission | None = None,
+                 per_client: int = 0) -> None:
+        self.limit, self.what, self.now, self.per_client = limit, what, 0, per_client
+        self.clients: Counter[str] = Counter()
         # What a call must pass before its handler runs (a body that parsed, a rate limit).
         self.admission = admission or Admission(None)
 
-    def enter(self) -> None:
+    def enter(self, context: grpc.aio.ServicerContext) -> str:
+        """Count the call in; the client it is counted for ("" without a share per client)."""
         if self.now >= self.limit:
             raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "OVERLOADED",
                            f"the server is handling {self.now} {self.what}, its limit; "
                            "retry shortly")
+        client = self.admission.client_of(context) if self.per_client else ""
+        if client and self.clients[client] >= self.per_client:
+            raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_CALLS",
+                           f"this client has {self.per_client} calls in flight, its share; "
+                           "wait for their answers")
         self.now += 1
+        if client:
+            self.clients[client] += 1
+        return client
 
-    def leave(self) -> None:
+    def leave(self, client: str) -> None:
         self.now -= 1
+        if client:
+            self.clients[client] -= 1
+            if self.clients[client] <= 0:
+                del self.clients[client]
 
 
 class Admission:
@@ -236,31 +255,47 @@ class Admission:
         share."""
         refuse_undecodable(service, method, request)
         if self.creations is not None and method in LIMITED:
-            await _take(self.creations, self.client_of(context),
-                        f"this client has used its share of {', '.join(sorted(LIMITED))} "
-                        "calls")
+            limit, what = self.creations, (f"this client has used its share of "
+                                           f"{', '.join(sorted(LIMITED))} calls")
+            await _admit([(limit, what, await limit.take(self.client_of(context)))])
 
     async def command(self, context: grpc.aio.ServicerContext, game_id: str,
                       seat: int | None) -> None:
-        """Raise RESOURCE_EXHAUSTED when a command is past its client's or its seat's rate."""
-        takes = []
+        """Wait for the command's turn within its client's and its seat's rates (a queue of
+        ARBITER_COMMAND_QUEUE_SECONDS), or raise RESOURCE_EXHAUSTED past the queue."""
+        asked: list[tuple[Limit, str, str]] = []
         if self.commands is not None:
-            takes.append(_take(self.commands, self.client_of(context),
-                               "this client has used its share of commands"))
+            asked.append((self.commands, self.client_of(context),
+                          "this client has used its share of commands"))
         if self.seat_commands is not None:
             md = dict(context.invocation_metadata() or ())
             key = seat_key(game_id, str(md.get(SEAT_TOKEN, "")), self._admin(md), seat)
-            takes.append(_take(self.seat_commands, key,
-                               "this seat has used its share of commands"))
-        await asyncio.gather(*takes)  # on Redis: two round trips at once, not one after the other
+            asked.append((self.seat_commands, key, "this seat has used its share of commands"))
+        # On Redis: two round trips at once, not one after the other.
+        taken = await asyncio.gather(*(limit.take(key) for limit, key, _ in asked))
+        await _admit([(limit, what, t) for (limit, _, what), t in zip(asked, taken, strict=True)])
 
 
-async def _take(limit: Limit, key: str, what: str) -> None:
-    wait = await limit.take(key)
-    if wait:
+# How long a refusal by rate is held before it is answered, however soon a retry may pass: a
+# client that calls in a loop is slowed down instead of spinning the server, since each
+# refusal costs a whole call.
+HOLD_SECONDS = 1.0
+
+
+async def _admit(taken: list[tuple[Limit, str, Take]]) -> None:
+    """Sleep until every token taken is due; or, when a bucket refused, hold the refusal and
+    raise it."""
+    refused = [(limit, what, t.wait) for limit, what, t in taken if not t.granted]
+    if refused:
+        limit, what, retry = max(refused, key=lambda r: r[2])
+        await asyncio.sleep(HOLD_SECONDS)
+        retry = max(retry - HOLD_SECONDS, 0.01)
         raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
-                       f"{what}; retry in {wait:.2f} s", metadata={"limit": limit.kind},
-                       retry_after=wait)
+                       f"{what}; retry in {retry:.2f} s", metadata={"limit": limit.kind},
+                       retry_after=retry)
+    wait = max((t.wait for _, _, t in taken), default=0.0)
+    if wait:
+        await asyncio.sleep(wait)
 
 
 def refuse_undecodable(service: str, method: str, request: Any) -> None:
@@ -287,6 +322,7 @@ class _Call:
         self.entered = False
         self.code = "OK"
         self.t0 = 0.0
+        self.client = ""  # whose share of calls in flight this call holds
 
     async def __aenter__(self) -> _Call:
         METRICS.rpc_started(*self.labels).inc()
@@ -295,7 +331,7 @@ class _Call:
         self.code = "OK"
         try:
             if self.in_flight is not None:  # (streams take their slot once they know the seat)
-                self.in_flight.enter()
+                self.client = self.in_flight.enter(self.context)
         except Rejected as refused:  # the caller aborts with it; count it here
             self.code = refused.code.name
             self._done()
@@ -312,7 +348,7 @@ class _Call:
 
     async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
         if self.entered and self.in_flight is not None:
-            self.in_flight.leave()
+            self.in_flight.leave(self.client)
         try:
             if error is None:
                 return False
@@ -399,10 +435,7 @@ class GameApi:
 
 async def create_game(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
     game = api.game
-    if not game.min_seats <= len(request.seats) <= game.max_seats:  # before any work
-        raise MalformedCommand(
-            "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-            f"not {len(request.seats)}", "seats")
+    game.check_seat_count(len(request.seats))  # before any work
     for i, s in enumerate(request.seats):
         if s.kind not in apb.SeatKind.values():
             raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_SEAT_KIND",
@@ -445,8 +478,8 @@ def check_command(request: Any) -> int | None:
 
 
 async def act(api: GameApi, request: Any, context: grpc.aio.ServicerContext) -> Any:
-    expected = check_command(request)
     await api.admission.command(context, request.game_id, _opt_seat(request))
+    expected = check_command(request)
     table = await load_table(api, request.game_id, context)
     result = await api.host.act_at(table, _caller(context, _opt_seat(request)),
                                    request.command, request.command_id, expected)
@@ -466,24 +499,43 @@ async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
                 context: grpc.aio.ServicerContext) -> Any:
     table = await load_table(api, request.game_id, context, fresh=True)
     seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=True)
-    return api.game.pb.LegalActions(version=table.version, seat=seat, commands=table.legal(seat))
+    return table.legal_actions(seat)
 
 
 @contextlib.contextmanager
 def stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
                 seat: int | None) -> Iterator[None]:
+    """Hold a stream's slot while it runs; RESOURCE_EXHAUSTED with the reason if none is free."""
     try:
         with api.streams.slot(api.admission.client_of(context), game_id, seat):
             yield
     except Full as full:
-        raise Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message) from None
+        raise _no_slot(full) from None
+
+
+def check_stream_slot(api: GameApi, context: grpc.aio.ServicerContext, game_id: str,
+                      seat: int | None) -> None:
+    """Refuse now a stream that would find no slot (before reading anything for it)."""
+    try:
+        api.streams.check(api.admission.client_of(context), game_id, seat)
+    except Full as full:
+        raise _no_slot(full) from None
+
+
+def _no_slot(full: Full) -> Rejected:
+    return Rejected(grpc.StatusCode.RESOURCE_EXHAUSTED, full.reason, full.message)
 
 
 async def watch(api: GameApi, request: apb.WatchRequest, context: grpc.aio.ServicerContext,
                 call: _Call) -> None:
     refuse_undecodable(api.service, "Watch", request)
+    caller = _caller(context, _opt_seat(request))
+    if not caller.token and not caller.admin_token:
+        # Surely a spectator: its share is checked before the game is read, so that a flood
+        # of refused Watch calls costs no store read.
+        check_stream_slot(api, context, request.game_id, None)
     table = await load_table(api, request.game_id, context, fresh=True)
-    seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=False)
+    seat = api.host.seat_of(table, caller, acting=False)
     with stream_slot(api, context, table.game_id, seat):
         sub = await api.host.tables.subscribe(table, seat, False, request.from_version)
         try:
@@ -519,8 +571,12 @@ async def play(api: GameApi, context: grpc.aio.ServicerContext, call: _Call) -> 
 async def play_command(api: GameApi, context: grpc.aio.ServicerContext, table: Table,
                        caller: Caller, request: Any) -> tuple[int, bytes]:
     """(version, PlayResponse holding only the answer) for one command of a Play stream."""
+    # Every message counts against the rates, the ones refused below too.
+    acting = not isinstance(request, Undecodable) and request.WhichOneof("kind") == "act"
+    seat = request.act.seat if acting and request.act.HasField("seat") else caller.seat
+    await api.admission.command(context, table.game_id, seat)
     refuse_undecodable(api.service, "Play", request)
-    if request.WhichOneof("kind") != "act":
+    if not acting:
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "ALREADY_OPEN",
                        "a Play stream is opened once; send `act` messages", "open")
     act = request.act
@@ -530,8 +586,6 @@ async def play_command(api: GameApi, context: grpc.aio.ServicerContext, table: T
         raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "OTHER_GAME", "this stream "
                        f"plays {table.game_id!r}; open another for another game", "game_id")
     expected = check_command(act)
-    seat = act.seat if act.HasField("seat") else caller.seat
-    await api.admission.command(context, table.game_id, seat)
     if table.gone:  # reset under the stream (which is ending): the game as the store has it
         table = await api.host.tables.load(table.game_id)
     result = await api.host.act_at(table, Caller(caller.token, caller.admin_token, seat),
@@ -805,6 +859,34 @@ async def join_game(host: Host, request: apb.JoinGameRequest,
         token=joined.token, open_seats=joined.open_seats, version=joined.version)
 
 
+CATALOGS: dict[str, apb.Catalog] = {}  # by game name, built on first asking
+
+
+def catalog_of(game: Game) -> apb.Catalog:
+    """A game's catalog, built once; its content version is a digest of every entry, so it
+    changes whenever a name or a text does."""
+    if game.name not in CATALOGS:
+        CATALOGS[game.name] = _catalog(game)
+    return CATALOGS[game.name]
+
+
+def _catalog(game: Game) -> apb.Catalog:
+    catalog = apb.Catalog(game=game.name, entries=[
+        apb.CatalogEntry(id=e.id, kind=e.kind, name=e.name, text=e.text)
+        for e in (game.catalog() if game.catalog is not None else [])])
+    digest = hashlib.sha256(catalog.SerializeToString(deterministic=True)).hexdigest()
+    catalog.content_version = digest[:16]
+    return catalog
+
+
+async def get_catalog(host: Host, request: apb.GetCatalogRequest,
+                      context: grpc.aio.ServicerContext) -> apb.Catalog:
+    if request.game not in host.games:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
+                       f"no game named {request.game!r} is served here", "game")
+    return catalog_of(host.games[request.game])
+
+
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     ) -> tuple[str, grpc.GenericRpcHandler]:
     service = "arbiter.v1.Arbiter"
@@ -818,6 +900,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         "ForkGame": (partial(fork_game, host), apb.ForkGameRequest, apb.CreateGameResponse),
         "Ping": (partial(ping, host), apb.PingRequest, apb.PingResponse),
         "JoinGame": (partial(join_game, host), apb.JoinGameRequest, apb.JoinGameResponse),
+        "GetCatalog": (partial(get_catalog, host), apb.GetCatalogRequest, apb.Catalog),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
 

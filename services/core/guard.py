@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 log = logging.getLogger("arbiter")
@@ -27,46 +27,62 @@ LIMITED = frozenset({"CreateGame", "ImportLog", "ForkGame", "Simulate"})
 MAX_CLIENTS = 100_000  # buckets kept; the least recently seen client is forgotten first
 
 
+class Take(NamedTuple):
+    granted: bool  # a token is the caller's (after `wait`)
+    wait: float  # granted: seconds until the token is due; else: until a retry may pass
+
+
 class TokenBuckets:
-    """`burst` calls at once per client, refilled at `per_second`. A forgotten client comes
+    """`burst` calls at once per client, refilled at `per_second`. With `queue` seconds, a
+    call past the burst may also reserve a later token (the bucket goes into debt up to
+    `queue * per_second`) and is told how long to wait for it: a client over its rate is
+    slowed to it instead of refused, as long as its queue is not full. A forgotten client comes
     back with a full bucket, so MAX_CLIENTS bounds memory, not fairness."""
 
-    def __init__(self, burst: float, per_second: float,
+    def __init__(self, burst: float, per_second: float, queue: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.burst, self.per_second, self.clock = burst, per_second, clock
+        self.burst, self.per_second, self.queue, self.clock = burst, per_second, queue, clock
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, when
 
-    def take(self, client: str) -> float:
-        """0 if the client may go on (one token taken), else the seconds until it may."""
+    def take(self, client: str) -> Take:
+        """A token, and how long to wait for it (0: go now); or none (the queue is full), and
+        how long until the client may try again."""
         now = self.clock()
         tokens, then = self._buckets.pop(client, (self.burst, now))
         tokens = min(self.burst, tokens + (now - then) * self.per_second)
-        wait = 0.0
-        if tokens >= 1:
+        floor = 1 - self.queue * self.per_second  # the fewest tokens a reservation needs
+        granted = tokens >= floor
+        if granted:
             tokens -= 1
-        else:
-            wait = (1 - tokens) / self.per_second
+        wait = max(0.0, -tokens) / self.per_second if granted else \
+            (floor - tokens) / self.per_second
         self._buckets[client] = (tokens, now)
         while len(self._buckets) > MAX_CLIENTS:
             self._buckets.popitem(last=False)
-        return wait
+        return Take(granted, wait)
 
 
 # A bucket in Redis: a hash of (tokens, when) on Redis's own clock, so that replicas whose
 # clocks differ still agree, kept only while it is not full again.
 TAKE = """
-local burst, rate = tonumber(ARGV[1]), tonumber(ARGV[2])
+local burst, rate, queue = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(held[1]) or burst
 local at = tonumber(held[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
-local wait = 0
-if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+local floor = 1 - queue * rate
+local granted, wait = 0, 0
+if tokens >= floor then
+  tokens = tokens - 1
+  granted, wait = 1, math.max(0, -tokens) / rate
+else
+  wait = (floor - tokens) / rate
+end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
-return tostring(wait)
+return {granted, tostring(wait)}
 """
 LOCAL_SECONDS = 5.0  # after a Redis failure, how long buckets stay in this process
 
@@ -76,20 +92,20 @@ class Limit:
     given one, else (and while Redis fails) in this process."""
 
     def __init__(self, kind: str, burst: float, per_second: float, redis: Any = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.kind, self.burst, self.per_second = kind, burst, per_second
-        self.local = TokenBuckets(burst, per_second, clock)
+                 queue: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.kind, self.burst, self.per_second, self.queue = kind, burst, per_second, queue
+        self.local = TokenBuckets(burst, per_second, queue, clock)
         self.redis, self.clock = redis, clock
         self._take = redis.register_script(TAKE) if redis is not None else None
         self._local_until = 0.0
 
-    async def take(self, key: str) -> float:
-        """0 if `key` may go on (one token taken), else the seconds until it may."""
+    async def take(self, key: str) -> Take:
+        """As TokenBuckets.take."""
         if self._take is not None and self.clock() >= self._local_until:
             try:
-                wait = await self._take(keys=[f"arbiter:rate:{self.kind}:{key}"],
-                                        args=[self.burst, self.per_second])
-                return float(wait)
+                granted, wait = await self._take(keys=[f"arbiter:rate:{self.kind}:{key}"],
+                                                 args=[self.burst, self.per_second, self.queue])
+                return Take(bool(granted), float(wait))
             except Exception as e:  # noqa: BLE001 - any Redis failure: timeout, refused, moved
                 self._local_until = self.clock() + LOCAL_SECONDS
                 log.warning("rate limits (%s): Redis failed (%s); this process keeps its own "
@@ -97,16 +113,18 @@ class Limit:
         return self.local.take(key)
 
 
-def limit(kind: str, burst: float, per_second: float, redis: Any = None) -> Limit | None:
+def limit(kind: str, burst: float, per_second: float, redis: Any = None, queue: float = 0.0
+          ) -> Limit | None:
     """A Limit, or None for a limit turned off (a burst or a rate of 0)."""
-    return Limit(kind, burst, per_second, redis) if burst > 0 and per_second > 0 else None
+    return Limit(kind, burst, per_second, redis, queue) \
+        if burst > 0 and per_second > 0 else None
 
 
 def seat_key(game_id: str, token: str, admin: bool, seat: int | None) -> str:
     """Whose command budget a command draws from within its game: its seat token's (hashed:
     keys may be seen in Redis), or the admin's seat."""
     who = f"admin:{seat}" if admin else hashlib.sha256(token.encode()).hexdigest()[:24]
-    return f"{game_id}:{who}"
+    return f"{game_id[:128]}:{who}"  # (the id is checked after the rate: bound the key)
 
 
 # ---- the real client behind trusted proxies ----------------------------------------------

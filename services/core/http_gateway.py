@@ -55,6 +55,9 @@ FORWARDED = (SEAT_TOKEN, ADMIN_TOKEN)
 FORWARDED_FOR = "x-forwarded-for"
 FORWARDED_HOPS = 8
 MAX_BODY = 4 * 1024 * 1024  # gRPC's default largest message
+# A message of a client stream (Play's open, or one command) is far smaller: a stream's body
+# holds ARBITER_HTTP_STREAM_MESSAGES of these at most, and a longer one is refused unread.
+MAX_STREAM_MESSAGE = 16 * 1024
 UNARY_TYPES = ("application/json", "application/proto")
 STREAM_TYPES = ("application/connect+json", "application/connect+proto")
 
@@ -295,7 +298,7 @@ class Gateway:
                               "application/connect+json, application/connect+proto or "
                               "application/grpc-web")
             metadata = self._metadata(request)
-            body = await self._read(request)
+            body = await self._read(request, self._largest_body(method))
         except Refused as refused:
             return refused.response()
         if ctype.startswith("application/grpc-web"):
@@ -305,17 +308,22 @@ class Gateway:
         return await self._connect_unary(request, method, path, ctype == "application/json",
                                          body, metadata)
 
-    async def _read(self, request: web.Request) -> bytes:
+    def _largest_body(self, method: Method | None) -> int:
+        if method is not None and method.client_streaming:
+            return self.limits.stream_messages * (5 + MAX_STREAM_MESSAGE)
+        return MAX_BODY
+
+    async def _read(self, request: web.Request, largest: int) -> bytes:
         """The whole body, within the read timeout and the size bound."""
-        if (request.content_length or 0) > MAX_BODY:
-            raise self._too_large()
+        if (request.content_length or 0) > largest:
+            raise self._too_large(largest)
         chunks, size = [], 0
         try:
             async with asyncio.timeout(self.limits.read_seconds):
                 while chunk := await request.content.read(65536):
                     size += len(chunk)
-                    if size > MAX_BODY:
-                        raise self._too_large()
+                    if size > largest:
+                        raise self._too_large(largest)
                     chunks.append(chunk)
         except TimeoutError:
             raise Refused(408, grpc.StatusCode.DEADLINE_EXCEEDED, "BODY_TOO_SLOW",
@@ -323,9 +331,9 @@ class Gateway:
                           "(ARBITER_HTTP_READ_SECONDS)") from None
         return b"".join(chunks)
 
-    def _too_large(self) -> Refused:
+    def _too_large(self, largest: int) -> Refused:
         return Refused(413, grpc.StatusCode.RESOURCE_EXHAUSTED, "BODY_TOO_LARGE",
-                       f"the body is larger than {MAX_BODY} bytes")
+                       f"the body is larger than {largest} bytes, this call's bound")
 
     def _frames(self, body: bytes) -> list[tuple[int, bytes]]:
         try:

@@ -118,10 +118,7 @@ class Lifecycle:
         """A new game. Seats of kind "open" get an invitation code instead of a token; the
         game takes no command until JoinGame has filled them."""
         game = self.tables.games[game_name]
-        if not game.min_seats <= len(seats) <= game.max_seats:
-            raise MalformedCommand(
-                "SEAT_COUNT", f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                f"not {len(seats)}", "seats")
+        game.check_seat_count(len(seats))
         for i, s in enumerate(seats):
             if len(s.name) > MAX_NAME or len(s.bot) > MAX_NAME:
                 raise MalformedCommand("NAME_TOO_LONG", f"seat {i}: names and bot names are "
@@ -242,6 +239,7 @@ class Lifecycle:
             if appended.duplicate:
                 raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
             loaded.lobby_from_meta({**meta, **joined_meta})
+            loaded.seats_filled()  # Play streams here see the seat taken (no entry says so)
             self.hand_to_ai(loaded)  # the last join starts the game
             return Joined(game_id, loaded.game.name, seat, token, sorted(loaded.open_seats),
                           loaded.version)

@@ -284,8 +284,9 @@ def verify(game: Game, entries: Sequence[apb.LogEntry], seed: bytes | None = Non
                     raise BadLog(batch.line, batch.first_version, "a batch without its command")
                 command = game.pb.Command.FromString(record.command)
                 seat = None if record.system else record.seat
+                game.refuse(state, seat, command)  # old batches too: one gate before the rules
                 old = _recheck(game, state, seat, command, rng, first)
-                expected = game.decide_now(state, seat, command, rng) if old is None else old
+                expected = game.decide(state, seat, command, rng) if old is None else old
                 recorded = batch.entries
         except RuleError as e:
             raise BadLog(batch.line, batch.first_version,
@@ -353,9 +354,10 @@ def _opening(game: Game, entries: Sequence[apb.LogEntry],
     started = groups[0].entries[0].started
     if started.game != game.name:
         raise BadLog(1, 1, f"the log is of {started.game!r}, not {game.name!r}")
-    if not game.min_seats <= len(started.seats) <= game.max_seats:
-        raise BadLog(1, 1, f"{game.title} takes {game.min_seats} to {game.max_seats} seats, "
-                     f"not {len(started.seats)}")
+    try:
+        game.check_seat_count(len(started.seats))
+    except RuleError as e:
+        raise BadLog(1, 1, e.message) from e
     final = entries[-1]
     if final.WhichOneof("body") == "finished":
         try:

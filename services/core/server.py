@@ -45,12 +45,18 @@ class Config:
     fsync: bool = True  # an append to the embedded store answers once its record is on disk
     games: list[str] = field(default_factory=list)  # empty: every game
     max_concurrent_rpcs: int = 2000
+    # Calls (not streams) one client may have in flight; 0: no share. Off here, on from the
+    # environment (CALLS_PER_CLIENT).
+    calls_per_client: int = 0
     # Watch and Play streams at once. An idle stream holds no store connection: about 30 KB
     # of memory (loadtests/streams.py measured 10,000 on one process, none dropped).
     max_watches: int = 10_000  # spectators' streams (Watch, Play without a seat)
     max_plays: int = 10_000  # seats' streams, counted apart: spectators never take their place
     streams_per_client: int = 500
     watches_per_game: int = 1000  # spectators' streams of one game
+    # One client's spectators' streams of one game: each is one more write per move, so a
+    # client's share of a game's watchers bounds what its moves cost.
+    client_watches_per_game: int = 16
     streams_per_seat: int = 8  # streams of one seat of one game
     stream_behind: int = 2000  # messages queued for a stream that does not read before it ends
     health_seconds: float = 1.0  # how often health pings the store (Redis)
@@ -64,6 +70,9 @@ class Config:
     command_burst: float = 0
     seat_command_rate: float = 0
     seat_command_burst: float = 0
+    # How far ahead a client or a seat past its rate may queue commands (seconds): within
+    # it a command waits for its turn, past it it is refused.
+    command_queue_seconds: float = 1.0
     # With the store on Redis, keep those buckets there: one budget per client however many
     # replicas it calls. Off here (a test's server keeps its own), on from the environment.
     shared_limits: bool = False
@@ -103,10 +112,13 @@ class Config:
         c.fsync = env.get("ARBITER_FSYNC", "1") != "0"
         c.games = [g for g in env.get("ARBITER_GAMES", "").split(",") if g]
         c.max_concurrent_rpcs = int(env.get("ARBITER_MAX_CONCURRENT_RPCS", c.max_concurrent_rpcs))
+        c.calls_per_client = int(env.get("ARBITER_CALLS_PER_CLIENT", CALLS_PER_CLIENT))
         c.max_watches = int(env.get("ARBITER_MAX_WATCHES", c.max_watches))
         c.max_plays = int(env.get("ARBITER_MAX_PLAYS", c.max_plays))
         c.streams_per_client = int(env.get("ARBITER_STREAMS_PER_CLIENT", c.streams_per_client))
         c.watches_per_game = int(env.get("ARBITER_WATCHES_PER_GAME", c.watches_per_game))
+        c.client_watches_per_game = int(env.get("ARBITER_CLIENT_WATCHES_PER_GAME",
+                                                c.client_watches_per_game))
         c.streams_per_seat = int(env.get("ARBITER_STREAMS_PER_SEAT", c.streams_per_seat))
         c.stream_behind = int(env.get("ARBITER_STREAM_BEHIND", c.stream_behind))
         c.rate_burst = float(env.get("ARBITER_RATE_BURST", c.rate_burst))
@@ -115,6 +127,8 @@ class Config:
         c.command_burst = float(env.get("ARBITER_COMMAND_BURST", COMMAND_BURST))
         c.seat_command_rate = float(env.get("ARBITER_SEAT_COMMAND_RATE", SEAT_COMMAND_RATE))
         c.seat_command_burst = float(env.get("ARBITER_SEAT_COMMAND_BURST", SEAT_COMMAND_BURST))
+        c.command_queue_seconds = float(env.get("ARBITER_COMMAND_QUEUE_SECONDS",
+                                                c.command_queue_seconds))
         c.trusted_proxies = env.get("ARBITER_TRUSTED_PROXIES", "")
         c.shared_limits = env.get("ARBITER_SHARED_LIMITS", "1") != "0"
         c.cpu_processes = int(env.get("ARBITER_CPU_PROCESSES", c.cpu_processes))
@@ -138,6 +152,7 @@ class Config:
 # (a few hundred commands at once), then several games' seats from one address.
 COMMAND_RATE, COMMAND_BURST = 50.0, 500.0  # per client
 SEAT_COMMAND_RATE, SEAT_COMMAND_BURST = 20.0, 200.0  # per seat of a game
+CALLS_PER_CLIENT = 200  # a client's calls in flight: a tenth of the server's
 
 
 class ConfigError(Exception):

@@ -45,8 +45,6 @@ def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> Events:
     """Deal the team cards face down, 5 item cards each, then shuffle the Dark Swallow into
     the rest, which becomes the drawing deck. The first player is chosen at random."""
     n = len(seats)
-    if not 3 <= n <= 5:
-        raise MalformedCommand("PLAYER_COUNT", f"Moody Bear Kingdom takes 3 to 5 players, not {n}")
     if options.five_player_structure and n != 4:
         raise MalformedCommand(
             "FIVE_PLAYER_STRUCTURE", "the 5-player structure is an option of the 4-player game"
@@ -78,8 +76,6 @@ def setup(options: pb.Options, seats: Sequence[Seat], rng: Rng) -> Events:
 
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> Events:
     kind = command.WhichOneof("kind")
-    if kind is None:
-        raise MalformedCommand("NO_COMMAND", "the command says nothing to do")
     body = getattr(command, kind)
     out = Decision(state, evolve)
     if kind == "close_window":
@@ -87,8 +83,6 @@ def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> Eve
         return out.events
     if seat is None:
         raise RuleError("SEAT_REQUIRED", "only a player can send this command")
-    if not 0 <= seat < state.players:
-        raise MalformedCommand("SEAT_OUT_OF_RANGE", f"there is no seat {seat}")
     DECIDERS[kind](out, seat, body, rng)
     return out.events
 
@@ -108,13 +102,7 @@ def check_target(state: State, seat: int, target: int, field: str = "target") ->
         raise RuleError("TARGET_IS_YOU", "choose another player, not yourself", field)
 
 
-def check_not_over(state: State) -> None:
-    if state.phase == OVER:
-        raise RuleError("GAME_OVER", "the game is over")
-
-
 def check_my_turn(state: State, seat: int) -> None:
-    check_not_over(state)
     if state.phase != TURN or seat != state.turn:
         if seat != state.turn:
             raise RuleError("NOT_YOUR_TURN", "it is not your turn")
@@ -237,19 +225,16 @@ def offer(out: Decision[State], seat: int, cmd: pb.Offer, rng: Rng) -> None:
     out.emit(pb.Event(trade_offered=pb.TradeOffered(seat=seat, target=cmd.target, card=cmd.card)))
 
 
-def check_trade_target(state: State, seat: int) -> None:
-    check_not_over(state)
+def check_trade_open(state: State) -> None:
     if state.phase != TRADE or state.trade is None:
         raise RuleError("NO_TRADE", "no trade is waiting for an answer")
-    if seat != state.trade.target:
-        raise RuleError("NOT_YOUR_TRADE", "the trade was not offered to you")
 
 
 def accept(out: Decision[State], seat: int, cmd: pb.Accept, rng: Rng) -> None:
     """Keep the offered card and give back one of your own cards, of your choice."""
     state = out.state
     check_card(cmd.give, "give")
-    check_trade_target(state, seat)
+    check_trade_open(state)
     assert state.trade is not None
     if not state.hands[seat]:
         raise RuleError("NOTHING_TO_RETURN", "you have no card to give back: reject the trade")
@@ -262,7 +247,7 @@ def accept(out: Decision[State], seat: int, cmd: pb.Accept, rng: Rng) -> None:
 def reject(out: Decision[State], seat: int, cmd: pb.Reject, rng: Rng) -> None:
     """The offerer takes the card back and draws one card."""
     state = out.state
-    check_trade_target(state, seat)
+    check_trade_open(state)
     assert state.trade is not None
     out.emit(pb.Event(trade_rejected=pb.TradeRejected(seat=state.trade.seat, target=seat)))
     draw(out, state.trade.seat, ends_turn=False, rng=rng)
@@ -322,17 +307,14 @@ def check_play_shape(cmd: pb.Play) -> str | None:
 # ---- response windows -------------------------------------------------------------------
 
 
-def check_may_answer(state: State, seat: int) -> None:
-    check_not_over(state)
+def check_window_open(state: State) -> None:
     if state.phase != WINDOW:
         raise RuleError("NO_WINDOW", "no response window is open")
-    if seat not in waiting(state):
-        raise RuleError("NOT_YOURS_TO_ANSWER", "you may not answer this card now")
 
 
 def cancel(out: Decision[State], seat: int, cmd: pb.PlayCancel, rng: Rng) -> None:
     state = out.state
-    check_may_answer(state, seat)
+    check_window_open(state)
     if state.stack[-1].kind == SWALLOW_ENTRY:
         raise RuleError("SWALLOW_NOT_CANCELLABLE", "the Dark Swallow cannot be cancelled")
     check_holds(state, seat, [C.CANCEL])
@@ -341,7 +323,7 @@ def cancel(out: Decision[State], seat: int, cmd: pb.PlayCancel, rng: Rng) -> Non
 
 def mace(out: Decision[State], seat: int, cmd: pb.PlayMace, rng: Rng) -> None:
     state = out.state
-    check_may_answer(state, seat)
+    check_window_open(state)
     if state.stack[-1].kind != SWALLOW_ENTRY:
         raise RuleError("NO_DARK_SWALLOW", "a Mace of Light answers only the Dark Swallow")
     check_holds(state, seat, [C.MACE])
@@ -350,7 +332,7 @@ def mace(out: Decision[State], seat: int, cmd: pb.PlayMace, rng: Rng) -> None:
 
 def decline(out: Decision[State], seat: int, cmd: pb.Decline, rng: Rng) -> None:
     """Pass in the window; the last pass closes it."""
-    check_may_answer(out.state, seat)
+    check_window_open(out.state)
     out.emit(pb.Event(declined=pb.Declined(seat=seat)))
     if not waiting(out.state):
         resolve_window(out, by_deadline=False, rng=rng)
@@ -361,7 +343,6 @@ def close_window(out: Decision[State], seat: int | None, cmd: pb.CloseWindow, rn
     state = out.state
     if seat is not None:
         raise RuleError("SYSTEM_ONLY", "only the server closes a window, when its deadline expires")
-    check_not_over(state)
     if state.deadline <= 0:
         raise RuleError("NO_DEADLINE", "this game has no response deadline")
     if state.phase != WINDOW:
@@ -464,8 +445,7 @@ def arrange(out: Decision[State], seat: int, cmd: pb.Arrange, rng: Rng) -> None:
     state = out.state
     for card in cmd.order:
         check_card(card, "order")
-    check_not_over(state)
-    if state.phase != ARRANGE or seat != state.turn:
+    if state.phase != ARRANGE:
         raise RuleError("NOTHING_TO_ARRANGE", "you are not rearranging cards")
     if sorted(cmd.order) != sorted(state.top):
         raise RuleError("NOT_THOSE_CARDS", "give the order of exactly the cards you looked at")
@@ -477,11 +457,8 @@ def choose_pass(out: Decision[State], seat: int, cmd: pb.ChoosePass, rng: Rng) -
     """Choose the card to pass; once everyone has chosen, all the cards move together."""
     state = out.state
     check_card(cmd.card, "card")
-    check_not_over(state)
     if state.phase != PASSING:
         raise RuleError("NOT_PASSING", "no one is passing cards now")
-    if seat not in passers(state):
-        raise RuleError("ALREADY_CHOSEN", "you have already chosen, or hold no card")
     check_holds(state, seat, [cmd.card])
     out.emit(pb.Event(pass_card_chosen=pb.PassCardChosen(seat=seat, card=cmd.card)))
     after = out.state

@@ -245,8 +245,6 @@ def identities_in_play(players: int, rng: Rng) -> list[str]:
 
 
 def setup(options: pb.Options, seats: Sequence[Any], rng: Rng) -> list[pb.Event]:
-    if not 4 <= len(seats) <= 6:
-        raise MalformedCommand("BAD_SEAT_COUNT", "Shadow Council is for 4 to 6 players")
     if options.rounds < 0 or options.rounds > 20:
         raise MalformedCommand("BAD_ROUNDS", "rounds must be between 1 and 20 (0 = 5)")
     in_play = identities_in_play(len(seats), rng)
@@ -693,11 +691,9 @@ def _identity_field(value: int, field: str) -> str:
     return identity_name(value)
 
 
-def _require_turn(s: State, seat: int) -> None:
+def _require_action_phase(s: State) -> None:
     if s.phase != ACTIONS:
         raise RuleError("NOT_ACTION_PHASE", "this can only be done in the action phase")
-    if s.current != seat or not s.turn_open:
-        raise RuleError("NOT_YOUR_TURN", "it is not your turn")
 
 
 def _require_action(s: State) -> None:
@@ -716,7 +712,7 @@ def _play_card(out: Resolution, seat: int, cmd: pb.PlayCard) -> None:
         if cmd.suit == 0 or cmd.suit not in pb.Suit.values():
             raise MalformedCommand("SUIT_REQUIRED", "Forge needs a suit to fake", "suit")
         suit = suit_name(cmd.suit)
-    _require_turn(s, seat)
+    _require_action_phase(s)
     _require_action(s)
     if card not in s.hands[seat]:
         raise RuleError("CARD_NOT_IN_HAND", f"you have no {card.replace('_', ' ').title()}")
@@ -756,7 +752,7 @@ def _card_targets(s: State, seat: int, spec: data.CardSpec, cmd: pb.PlayCard) ->
 def _gold_peek(out: Resolution, seat: int, cmd: pb.GoldPeek) -> None:
     s = out.state
     target = _other_survivor(s, seat, cmd, "target")
-    _require_turn(s, seat)
+    _require_action_phase(s)
     _require_action(s)
     cost = data.gold_peek_cost(s.round)
     if s.gold[seat] < cost:
@@ -769,7 +765,7 @@ def _gold_peek(out: Resolution, seat: int, cmd: pb.GoldPeek) -> None:
 def _free_peek(out: Resolution, seat: int, cmd: pb.FreePeek) -> None:
     s = out.state
     target = _other_survivor(s, seat, cmd, "target")
-    _require_turn(s, seat)
+    _require_action_phase(s)
     if not s.free_peek[seat]:
         raise RuleError("NO_FREE_PEEK", "you have no free Peek this round")
     out.emit(pb.Event(free_action_used=pb.FreeActionUsed(seat=seat, peek=True, target=target)))
@@ -778,7 +774,7 @@ def _free_peek(out: Resolution, seat: int, cmd: pb.FreePeek) -> None:
 
 def _free_reflect(out: Resolution, seat: int, cmd: pb.FreeReflect) -> None:
     s = out.state
-    _require_turn(s, seat)
+    _require_action_phase(s)
     if not s.free_reflect[seat]:
         raise RuleError("NO_FREE_REFLECT", "you have no free Reflect this round")
     out.emit(pb.Event(free_action_used=pb.FreeActionUsed(seat=seat, peek=False, target=seat)))
@@ -786,7 +782,7 @@ def _free_reflect(out: Resolution, seat: int, cmd: pb.FreeReflect) -> None:
 
 
 def _end_turn(out: Resolution, seat: int, cmd: pb.EndTurn) -> None:
-    _require_turn(out.state, seat)
+    _require_action_phase(out.state)
     out.emit(pb.Event(turn_ended=pb.TurnEnded(seat=seat)))
 
 
@@ -795,7 +791,7 @@ def _assassin_order(out: Resolution, seat: int, cmd: pb.AssassinOrder) -> None:
     if cmd.discard == 0 or cmd.discard not in pb.Card.values():
         raise MalformedCommand("CARD_REQUIRED", "name the card to discard", "discard")
     target = _other_survivor(s, seat, cmd, "target")
-    if s.phase != PASSIVES or s.pending != seat:
+    if s.phase != PASSIVES:
         raise RuleError("NO_PASSIVE_PENDING", "no passive of yours is waiting for a choice")
     card = card_name(cmd.discard)
     if card not in s.hands[seat]:
@@ -806,18 +802,16 @@ def _assassin_order(out: Resolution, seat: int, cmd: pb.AssassinOrder) -> None:
     out.check_broke()
 
 
-def _require_guess_turn(s: State, seat: int) -> None:
+def _require_guess_phase(s: State) -> None:
     if s.phase != GUESS:
         raise RuleError("NOT_GUESS_PHASE", "guesses are made in the guess phase")
-    if seat not in to_act(s):
-        raise RuleError("NOT_YOUR_GUESS", "it is not your turn to guess")
 
 
 def _guess(out: Resolution, seat: int, cmd: pb.Guess) -> None:
     s = out.state
     identity = _identity_field(cmd.identity, "identity")
     target = _other_survivor(s, seat, cmd, "target")
-    _require_guess_turn(s, seat)
+    _require_guess_phase(s)
     correct = s.shadow[target] == identity
     out.emit(pb.Event(
         guess_made=pb.GuessMade(
@@ -831,7 +825,7 @@ def _guess(out: Resolution, seat: int, cmd: pb.Guess) -> None:
 
 
 def _skip_guess(out: Resolution, seat: int, cmd: pb.SkipGuess) -> None:
-    _require_guess_turn(out.state, seat)
+    _require_guess_phase(out.state)
     out.emit(pb.Event(guess_skipped=pb.GuessSkipped(seat=seat)))
 
 
@@ -848,16 +842,8 @@ HANDLERS: dict[str, Callable[[Resolution, int, Any], None]] = {
 
 
 def decide(state: State, seat: int | None, command: pb.Command, rng: Rng) -> list[pb.Event]:
+    assert seat is not None  # the server sends no command in this game
     kind = command.WhichOneof("kind")
-    if kind is None:
-        raise MalformedCommand("NO_COMMAND", "the command has no kind set")
-    if state.phase == OVER:
-        raise RuleError("GAME_OVER", "the game is over")
-    if seat is None:
-        raise RuleError("NOT_YOUR_TURN", "Shadow Council has no server-side commands")
-    _seat_index(state, seat, "seat")
-    if not state.alive[seat]:
-        raise RuleError("ELIMINATED", "you have been eliminated")
     out = Resolution(state, rng)
     try:
         HANDLERS[kind](out, seat, getattr(command, kind))

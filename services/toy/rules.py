@@ -22,8 +22,6 @@ MOST = 3  # counters a seat may take in one turn
 
 
 def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
-    if len(seats) != SEATS:
-        raise MalformedCommand("SEAT_COUNT", f"the game is for {SEATS} seats")
     if options.pile < 0 or options.timeout_seconds < 0:
         raise MalformedCommand("BAD_OPTIONS", "the pile and the timeout cannot be negative")
     opened = pb.Opened(pile=options.pile or PILE, first=rng.below(SEATS),
@@ -36,11 +34,8 @@ def setup(options: Any, seats: Sequence[Seat], rng: Rng) -> list[Any]:
 def decide(state: State, seat: int | None, command: Any, rng: Rng) -> list[Any]:
     """The events of a command, built with core's Decision (decision.state is the state
     after the events emitted so far, for a rule that depends on them)."""
-    kind = command.WhichOneof("kind")
-    if kind is None:
-        raise MalformedCommand("NO_COMMAND", "the command names no action")
     decision = Decision(state, evolve)
-    if kind == "timeout":
+    if command.WhichOneof("kind") == "timeout":
         if seat is not None:
             raise RuleError("SYSTEM_ONLY", "only the server may time a seat out")
         if command.timeout != state.pile:

@@ -77,8 +77,8 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
             to_act) > 1 else to_act[0]
         try:
             command = choose_command(game, state, seat, seats[seat].bot,
-                                           Rng(b"bot:" + secret, version))
-            new = game.decide(state, seat, command, Rng(secret, version))
+                                     Rng(b"bot:" + secret, version))
+            new = game.decide_now(state, seat, command, Rng(secret, version))
         except RuleError as e:
             error = f"seat {seat} ({seats[seat].bot}): {e.code}: {e.message}"
             break
@@ -146,9 +146,10 @@ class BadPlan(ValueError):
 
 def check(plan: Plan) -> Game:
     game = gameset.game(plan.game)
-    if not game.min_seats <= len(plan.bots) <= game.max_seats:
-        raise BadPlan(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
-                      f"give that many bots, not {len(plan.bots)}")
+    try:
+        game.check_seat_count(len(plan.bots))
+    except RuleError as e:
+        raise BadPlan(f"give one bot a seat: {e.message}") from e
     unknown = [b for b in plan.bots if not b or not known(game, b)]
     if unknown:
         raise BadPlan(f"no bot named {', '.join(unknown)}; choose from "

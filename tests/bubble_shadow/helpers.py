@@ -25,7 +25,7 @@ def new_game(n: int = 3, seed: int = 0, **options: object) -> tuple[State, list[
 
 
 def act(state: State, seat: int, command: pb.Command, seed: int = 0) -> State:
-    for event in GAME.decide(state, seat, command, Rng.for_test(seed)):
+    for event in GAME.decide_now(state, seat, command, Rng.for_test(seed)):
         state = evolve(state, event)
     return state
 
@@ -53,7 +53,7 @@ def play_game(n: int, seed: int, bots: list[str], **options: object) -> tuple[St
         legal = GAME.legal_actions(state, seat)
         rng = Rng(b"play-%d" % seed, steps)
         command = GAME.bots[bots[seat]](GAME.view(state, seat), legal, rng)
-        for event in GAME.decide(state, seat, command, rng):
+        for event in GAME.decide_now(state, seat, command, rng):
             state = evolve(state, event)
         steps += 1
     return state, steps
@@ -118,7 +118,7 @@ def sign(end: int, pay_order: list[tuple[int, bool]] | None = None) -> pb.Comman
 
 
 def decide_events(state: State, seat: int, command: pb.Command, seed: int = 0) -> list[pb.Event]:
-    return GAME.decide(state, seat, command, Rng.for_test(seed))
+    return GAME.decide_now(state, seat, command, Rng.for_test(seed))
 
 
 def fold(state: State, events: list[pb.Event]) -> State:

@@ -63,11 +63,11 @@ def test_rejected_commands_change_nothing() -> None:
         (state.magician, pb.Command(play_pact=pb.PlayPact(card=0, mortal=7)), MalformedCommand),
         (state.magician, pb.Command(use_crown=pb.UseCrown()), RuleError),
         (state.magician, pb.Command(draw_tokens=pb.DrawTokens()), RuleError),
-        (9, pb.Command(draw_tokens=pb.DrawTokens()), MalformedCommand),
+        (9, pb.Command(draw_tokens=pb.DrawTokens()), RuleError),  # no seat 9: not to act
     ]
     for seat, command, error in bad:
         with pytest.raises(error):
-            GAME.decide(state, seat, command, Rng.for_test(0))
+            GAME.decide_now(state, seat, command, Rng.for_test(0))
         assert state == snapshot
 
 

@@ -62,7 +62,7 @@ def test_screens_open_before_resolution() -> None:
     state = replace(state, players=tuple(players), crown_holder=2)
     state = act(act(state, 0, play(0, 1)), 1, sign(1))
     assert list(view(state, 0).players[2].behind) == []
-    events = GAME.decide(state, 2, pb.Command(use_crown=pb.UseCrown()), Rng.for_test(0))
+    events = GAME.decide_now(state, 2, pb.Command(use_crown=pb.UseCrown()), Rng.for_test(0))
     revealed = next(e for e in events if e.WhichOneof("kind") == "tokens_revealed")
     assert redact(revealed, 0) == revealed
     assert tk.from_pb(revealed.tokens_revealed.seats[2].behind) == tokens(moon=1)
@@ -86,7 +86,7 @@ def test_redact_round_start_hides_other_deals() -> None:
 
 def test_redact_face_choice_hides_the_faces() -> None:
     state, _ = new_game(3, 1, special_tokens=pb.SpecialTokens(palettes=3))
-    [event] = GAME.decide(state, 0, pb.Command(choose_faces=pb.ChooseFaces()), Rng.for_test(0))
+    [event] = GAME.decide_now(state, 0, pb.Command(choose_faces=pb.ChooseFaces()), Rng.for_test(0))
     seen = redact(event, 1)
     assert seen is not None and not seen.faces_chosen.HasField("faces")
     assert redact(event, 0) == event
@@ -98,7 +98,7 @@ def test_magician_pay_order_is_private_until_the_payment() -> None:
     # name what lies behind the screen, so only the Magician sees it in the event.
     state = table(hands={0: (0,)}, behind={0: tokens(moon=1, apple=1), 1: tokens(silver=1)})
     command = play(0, 1, pay_order=[(pb.APPLE, True)])
-    [played] = GAME.decide(state, 0, command, Rng.for_test(0))
+    [played] = GAME.decide_now(state, 0, command, Rng.for_test(0))
     assert len(played.pact_played.pay_order) == 1
     assert redact(played, 0) == played
     for seat in (1, 2, None):
@@ -144,7 +144,7 @@ def test_signed_pact_shows_what_was_paid_not_the_price_owed() -> None:
     holds no Silver Coin, owes 3 and pays nothing (ruling 10). The view says so, as the event
     does, and keeps the price owed beside it."""
     state = table(hands={0: (2,)}, behind={0: tokens(bubble=2), 1: tokens(moon=1, silver=1)})
-    events = GAME.decide(act(state, 0, play(2, 1)), 1, sign(0), Rng.for_test(0))
+    events = GAME.decide_now(act(state, 0, play(2, 1)), 1, sign(0), Rng.for_test(0))
     signed = events[0].pact_signed
     assert list(signed.magician_paid) == [] and len(signed.mortal_paid) == 1
     state = act(act(state, 0, play(2, 1)), 1, sign(0))

@@ -78,7 +78,7 @@ def act(
 ) -> tuple[list[pb.Event], State]:
     """Decide and fold: the events and the state after them."""
     seat = state.turn if seat is None else seat
-    events = rules.decide(state, seat, command, Rng.for_test(seed))
+    events = GAME.decide_now(state, seat, command, Rng.for_test(seed))
     return events, fold(state, events)
 
 

@@ -30,7 +30,7 @@ def test_bots_pick_a_legal_command(name: str) -> None:
         legal = rules.legal_actions(state, state.turn)
         command = GAME.bots[name](view(state, state.turn), legal, Rng.for_test(1))
         assert command in legal
-        for ev in rules.decide(state, state.turn, command, Rng.for_test(2)):
+        for ev in GAME.decide_now(state, state.turn, command, Rng.for_test(2)):
             state = evolve(state, ev)
 
 
@@ -57,7 +57,7 @@ def test_greedy_declines_a_red_swap_that_scores_for_the_opponent() -> None:
     command = bots.greedy_bot(view(state, 0), legal, Rng.for_test(0))
     if command.WhichOneof("kind") == "apply_power":  # any swap but the one that gives 3 away
         after = state
-        for ev in rules.decide(state, 0, command, Rng.for_test(0)):
+        for ev in GAME.decide_now(state, 0, command, Rng.for_test(0)):
             after = evolve(after, ev)
         assert sum(after.zones[1]) == 0
 

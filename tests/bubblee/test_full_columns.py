@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import board, rules
+from services.bubblee import GAME, board, rules
 from services.core.decider import Rng, RuleError
 from tests.bubblee.helpers import act, apply, drop, kinds, of_kind, place, planet, swap, table
 
@@ -29,14 +29,14 @@ def test_drop_into_full_column_legal_when_lines_make_room() -> None:
 def test_drop_into_full_column_illegal_without_lines() -> None:
     state = table(planet0=("R....", "R....", "B....", "K...."), sky=("GPBYR", "YRGPB"))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (0, 1)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (0, 1)), Rng.for_test(0))
     assert e.value.code == "COLUMN_FULL"
 
 
 def test_vertical_pair_overflowing_column_illegal_without_room() -> None:
     state = table(planet0=(".....", "G....", "B....", "K...."), sky=("GPBYR", "YRGPB"))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (0, 1)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (0, 1)), Rng.for_test(0))
     assert e.value.code == "COLUMN_FULL"
 
 
@@ -44,7 +44,7 @@ def test_drop_making_room_but_leaving_a_bubblee_above_is_illegal() -> None:
     # the R in column 1 clears its column, but the P next to it stays above column 2
     state = table(planet0=FULL_BUT_RED_PAIR, sky=("GPBYR", "RPGYB"))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "COLUMN_FULL"
     _, after = act(state, drop((0, 0), (0, 1)))  # the vertical pair is legal
     assert planet(after, 0)[0] == ".PBGY"
@@ -81,7 +81,7 @@ def test_purple_may_not_target_full_column_while_room() -> None:
     state = table(planet0=(".....", ".....", ".....", "PPPPP"), planet1=ROOM_IN_COLUMN_5,
                   phase=POWERS, pool=(P,))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, column=0), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, column=0), Rng.for_test(0))
     assert e.value.code == "TARGET_COLUMN_FULL"
     _, after = act(state, apply(0, column=4))
     assert planet(after, 1)[0] == "RPBGP"
@@ -90,7 +90,7 @@ def test_purple_may_not_target_full_column_while_room() -> None:
 def test_blue_may_not_target_full_column_while_room() -> None:
     state = table(planet1=ROOM_IN_COLUMN_5, sky=("RPBGY", "PBGYR"), phase=POWERS, pool=(B,))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, column=2), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, column=2), Rng.for_test(0))
     assert e.value.code == "TARGET_COLUMN_FULL"
     assert [t[2] for t in rules.power_targets(state, 0, B)] == [4]
 

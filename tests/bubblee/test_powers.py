@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
-from services.bubblee import board, rules
+from services.bubblee import GAME, board, rules
 from services.bubblee.state import scores
 from services.core.decider import MalformedCommand, Rng, RuleError
 from tests.bubblee.helpers import (
@@ -42,7 +42,7 @@ def test_red_swaps_vertically() -> None:
 def test_red_and_green_swap_only_occupied_cells() -> None:
     state = table(planet1=(".....", ".....", ".....", "GB..."), phase=POWERS, pool=(R,))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, a=(1, 0), b=(2, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, a=(1, 0), b=(2, 0)), Rng.for_test(0))
     assert e.value.code == "CELL_EMPTY"
 
 
@@ -50,10 +50,10 @@ def test_swap_power_needs_adjacent_cells() -> None:
     # A rule error, not a malformed command: the same ApplyPower is valid for a column power.
     state = table(planet1=(".....", ".....", ".....", "GBY.."), phase=POWERS, pool=(R,))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, a=(0, 0), b=(2, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, a=(0, 0), b=(2, 0)), Rng.for_test(0))
     assert e.value.code == "NOT_ADJACENT" and not isinstance(e.value, MalformedCommand)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0), Rng.for_test(0))
     assert e.value.code == "MISSING_CELL" and not isinstance(e.value, MalformedCommand)
     yellow = table(planet0=(".....", ".....", ".....", "K.K.K"), phase=POWERS, pool=(Y,))
     act(yellow, apply(0))  # the same command is accepted when the pending power is yellow
@@ -82,7 +82,7 @@ def test_purple_sends_uncovered_to_same_column_of_opponent() -> None:
 def test_purple_needs_a_bubblee_in_the_column() -> None:
     state = table(planet0=(".....",) * 4, phase=POWERS, pool=(P,))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, column=3), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, column=3), Rng.for_test(0))
     assert e.value.code == "COLUMN_EMPTY"
 
 
@@ -159,18 +159,18 @@ def test_turn_ends_when_pool_is_empty() -> None:
 
 def test_power_index_out_of_range_rejected() -> None:
     with pytest.raises(RuleError) as e:
-        rules.decide(table(phase=POWERS, pool=(R,)), 0, decline(1), Rng.for_test(0))
+        GAME.decide_now(table(phase=POWERS, pool=(R,)), 0, decline(1), Rng.for_test(0))
     assert e.value.code == "NO_SUCH_POWER"
     with pytest.raises(MalformedCommand):
-        rules.decide(table(phase=POWERS, pool=(R,)), 0, decline(-1), Rng.for_test(0))
+        GAME.decide_now(table(phase=POWERS, pool=(R,)), 0, decline(-1), Rng.for_test(0))
 
 
 def test_no_power_outside_the_power_step() -> None:
     with pytest.raises(RuleError) as e:
-        rules.decide(table(), 0, decline(0), Rng.for_test(0))
+        GAME.decide_now(table(), 0, decline(0), Rng.for_test(0))
     assert e.value.code == "NO_PENDING_POWER"
     with pytest.raises(RuleError) as e:
-        rules.decide(table(phase=POWERS, pool=(R,)), 0, drop((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(table(phase=POWERS, pool=(R,)), 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "POWERS_PENDING"
 
 
@@ -255,7 +255,7 @@ def test_purple_and_yellow_entries_name_the_bubblee_that_moves() -> None:
     # column 1's uncovered Bubblee is the yellow one on row 2; columns 3 and 5 on the ground
     assert moving == {(i, c): (c, 1 if c == 0 else 0) for i in (0, 1) for c in (0, 2, 4)}
     with pytest.raises(RuleError) as e:  # naming a covered Bubblee is refused
-        rules.decide(state, 0, apply(0, a=(0, 0), column=0), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, a=(0, 0), column=0), Rng.for_test(0))
     assert e.value.code == "NOT_UNCOVERED"
     events, _ = act(state, apply(1, a=(0, 1), column=0))
     assert of_kind(events, "power_applied")[0].banked.colour == Y

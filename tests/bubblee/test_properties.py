@@ -62,7 +62,7 @@ def test_random_legal_play_keeps_every_invariant(
         legal = rules.legal_actions(state, state.turn)
         assert legal, "the player to act has no legal command"
         command = legal[data.draw(st.integers(0, len(legal) - 1), label="command")]
-        events = rules.decide(state, state.turn, command, Rng(game_seed, len(log)))
+        events = GAME.decide_now(state, state.turn, command, Rng(game_seed, len(log)))
         state = fold(state, events)
         log += events
         check_invariants(state)
@@ -84,7 +84,7 @@ def test_view_shows_the_whole_state(seed: int, data: st.DataObject) -> None:
         assert view(state, 1).planets == view(state, None).planets
         legal = rules.legal_actions(state, state.turn)
         command = legal[data.draw(st.integers(0, len(legal) - 1))]
-        state = fold(state, rules.decide(state, state.turn, command, Rng(b"v", step)))
+        state = fold(state, GAME.decide_now(state, state.turn, command, Rng(b"v", step)))
 
 
 def test_every_listed_command_is_accepted() -> None:
@@ -95,8 +95,8 @@ def test_every_listed_command_is_accepted() -> None:
             break
         legal = rules.legal_actions(state, state.turn)
         for command in legal:
-            rules.decide(state, state.turn, command, Rng(b"x", step))  # raises if refused
-        state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"x", step)))
+            GAME.decide_now(state, state.turn, command, Rng(b"x", step))  # raises if refused
+        state = fold(state, GAME.decide_now(state, state.turn, rng.choice(legal), Rng(b"x", step)))
     assert state.outcome is not None
 
 
@@ -133,7 +133,7 @@ def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObje
         seat = data.draw(st.sampled_from([0, 1, None]))
         before = state
         try:
-            events = rules.decide(state, seat, command, Rng(b"any", step))
+            events = GAME.decide_now(state, seat, command, Rng(b"any", step))
         except RuleError as e:
             assert e.code.isupper() and e.message
             assert state == before
@@ -142,7 +142,8 @@ def test_any_command_is_accepted_or_refused_cleanly(seed: int, data: st.DataObje
             check_invariants(state)
         legal = rules.legal_actions(state, state.turn) if state.outcome is None else []
         if legal:
-            state = fold(state, rules.decide(state, state.turn, rng.choice(legal), Rng(b"l", step)))
+            command = rng.choice(legal)
+            state = fold(state, GAME.decide_now(state, state.turn, command, Rng(b"l", step)))
 
 
 def _every_command(state: State) -> list[pb.Command]:
@@ -241,7 +242,7 @@ def test_legal_actions_list_exactly_what_decide_accepts() -> None:
             if step % 9 == 0 or state.phase == pb.PHASE_POWERS:
                 states.append(state)
             legal = rules.legal_actions(state, state.turn)
-            state = fold(state, rules.decide(state, state.turn, rnd.choice(legal),
+            state = fold(state, GAME.decide_now(state, state.turn, rnd.choice(legal),
                                              Rng(b"exact", step)))
     base = helpers.table()
     for _ in range(40):
@@ -259,11 +260,11 @@ def test_legal_actions_list_exactly_what_decide_accepts() -> None:
         legal = rules.legal_actions(state, state.turn)
         listed = {_meaning(state, cmd) for cmd in legal}
         for cmd in legal:
-            rules.decide(state, state.turn, cmd, Rng(b"exact", 0))  # raises if refused
+            GAME.decide_now(state, state.turn, cmd, Rng(b"exact", 0))  # raises if refused
         accepted = set()
         for cmd in _every_command(state):
             try:
-                rules.decide(state, state.turn, cmd, Rng(b"exact", 0))
+                GAME.decide_now(state, state.turn, cmd, Rng(b"exact", 0))
             except RuleError:
                 continue
             if not _changes_nothing(state, cmd):

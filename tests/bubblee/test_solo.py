@@ -153,7 +153,7 @@ def test_solo_purple_cannot_target_a_full_target_column_even_when_all_are_full()
     state = table(planet1=full, planet0=(".....", ".....", ".....", "Y...."), phase=POWERS,
                   pool=(P,), seats=1, solo_level=1)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, apply(0, column=0), Rng.for_test(0))
+        GAME.decide_now(state, 0, apply(0, column=0), Rng.for_test(0))
     assert e.value.code == "TARGET_COLUMN_FULL"
     assert rules.power_targets(state, 0, P) == []
 

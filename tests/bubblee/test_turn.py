@@ -47,14 +47,14 @@ def test_draws_come_from_the_bag_composition() -> None:
 def test_place_into_occupied_cell_rejected() -> None:
     state = table(sky=("RPBGY", "PB.YR"), phase=pb.PHASE_PLACE, drawn=board.RED)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, place(0, 0), Rng.for_test(0))
+        GAME.decide_now(state, 0, place(0, 0), Rng.for_test(0))
     assert e.value.code == "CELL_OCCUPIED"
 
 
 def test_drop_before_refill_complete_rejected() -> None:
     state = table(sky=("RPBGY", "PB.YR"), phase=pb.PHASE_PLACE, drawn=board.RED)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "PLACE_FIRST"
 
 
@@ -76,20 +76,20 @@ def test_swap_horizontally_in_either_row() -> None:
 def test_swap_only_once_per_turn() -> None:
     state = table(swapped=True)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "SWAP_ALREADY_USED"
 
 
 def test_swap_of_non_adjacent_cells_is_malformed() -> None:
     for a, b in (((0, 0), (2, 0)), ((0, 0), (1, 1)), ((4, 0), (0, 1))):
         with pytest.raises(MalformedCommand) as e:
-            rules.decide(table(), 0, swap(a, b), Rng.for_test(0))
+            GAME.decide_now(table(), 0, swap(a, b), Rng.for_test(0))
         assert e.value.code == "NOT_ADJACENT"
 
 
 def test_drop_of_non_adjacent_cells_is_malformed() -> None:
     with pytest.raises(MalformedCommand):
-        rules.decide(table(), 0, drop((0, 0), (3, 0)), Rng.for_test(0))
+        GAME.decide_now(table(), 0, drop((0, 0), (3, 0)), Rng.for_test(0))
 
 
 def test_drop_horizontal_pair_in_own_row() -> None:
@@ -101,10 +101,10 @@ def test_drop_horizontal_pair_in_own_row() -> None:
 
 def test_drop_horizontal_pair_in_opponent_row_rejected() -> None:
     with pytest.raises(RuleError) as e:
-        rules.decide(table(), 0, drop((1, 1), (2, 1)), Rng.for_test(0))
+        GAME.decide_now(table(), 0, drop((1, 1), (2, 1)), Rng.for_test(0))
     assert e.value.code == "NOT_YOUR_ROW"
     with pytest.raises(RuleError):
-        rules.decide(table(turn=1), 1, drop((1, 0), (2, 0)), Rng.for_test(0))
+        GAME.decide_now(table(turn=1), 1, drop((1, 0), (2, 0)), Rng.for_test(0))
 
 
 def test_bubblees_fall_in_their_column() -> None:
@@ -129,27 +129,27 @@ def test_vertical_pair_own_row_lands_first() -> None:
 def test_drop_of_an_empty_sky_cell_rejected() -> None:
     state = table(sky=("RPBGY", "P.GYR"))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "CELL_EMPTY"
 
 
 def test_not_your_turn_rejected() -> None:
     for seat in (1, None):
         with pytest.raises(RuleError) as e:
-            rules.decide(table(), seat, drop((0, 0), (1, 0)), Rng.for_test(0))
+            GAME.decide_now(table(), seat, drop((0, 0), (1, 0)), Rng.for_test(0))
         assert e.value.code == "NOT_YOUR_TURN"
 
 
 def test_command_without_kind_is_malformed() -> None:
     with pytest.raises(MalformedCommand) as e:
-        rules.decide(table(), 0, pb.Command(), Rng.for_test(0))
+        GAME.decide_now(table(), 0, pb.Command(), Rng.for_test(0))
     assert e.value.code == "NO_COMMAND"
 
 
 def test_cell_out_of_range_is_malformed() -> None:
     for bad in (place(5, 0), place(0, 2), place(-1, 0)):
         with pytest.raises(MalformedCommand) as e:
-            rules.decide(table(phase=pb.PHASE_PLACE, drawn=1), 0, bad, Rng.for_test(0))
+            GAME.decide_now(table(phase=pb.PHASE_PLACE, drawn=1), 0, bad, Rng.for_test(0))
         assert e.value.code == "CELL_OUT_OF_RANGE"
 
 
@@ -157,7 +157,7 @@ def test_missing_cell_is_malformed() -> None:
     cmd = pb.Command()
     cmd.drop.a.column = 1
     with pytest.raises(MalformedCommand) as e:
-        rules.decide(table(), 0, cmd, Rng.for_test(0))
+        GAME.decide_now(table(), 0, cmd, Rng.for_test(0))
     assert e.value.code == "MISSING_CELL"
 
 
@@ -165,14 +165,14 @@ def test_rejected_command_changes_nothing() -> None:
     state = table()
     before = state
     with pytest.raises(RuleError):
-        rules.decide(state, 0, drop((1, 1), (2, 1)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((1, 1), (2, 1)), Rng.for_test(0))
     assert state == before
 
 
 def test_game_over_rejects_commands() -> None:
     state = table()._replace(outcome=rules.Outcome((0,)), phase=pb.PHASE_OVER)
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, drop((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "GAME_OVER"
     assert rules.legal_actions(state, 0) == [] and rules.to_act(state) == ()
 
@@ -180,7 +180,7 @@ def test_game_over_rejects_commands() -> None:
 def test_swap_needs_two_bubblees() -> None:
     state = table(sky=("RPBGY", "P.GYR"))
     with pytest.raises(RuleError) as e:
-        rules.decide(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
+        GAME.decide_now(state, 0, swap((0, 0), (1, 0)), Rng.for_test(0))
     assert e.value.code == "CELL_EMPTY"
 
 

@@ -23,6 +23,7 @@ from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.host import Caller, Host, StaleVersion
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
+from services.workers import simulate
 from tests.conformance import suite
 from tests.conformance.playouts import decide_legal, policy
 
@@ -124,7 +125,7 @@ def test_the_platform_refuses_before_the_rules_run(game: Game) -> None:
 
     def watched_decide(*args: Any) -> Any:
         decided.append(args)
-        return game.decide(*args)
+        return game.decide(*args)  # the rules themselves: watched
 
     watched = dataclasses.replace(game, decide=watched_decide)
     events = game.setup(game.pb.Options(), seats_for(game), Rng(b"s", 0))
@@ -144,6 +145,10 @@ def test_the_platform_refuses_before_the_rules_run(game: Game) -> None:
         with pytest.raises(RuleError) as finished:
             watched.decide_now(over, anyone, command, Rng(b"s", 1))
         assert finished.value.code == "GAME_OVER"
+    if game.deadlines is None:  # the server has no command to send in such a game
+        with pytest.raises(RuleError) as server:
+            watched.decide_now(state, None, command, Rng(b"s", 1))
+        assert server.value.code == "NOT_YOUR_TURN"
     assert decided == [] and state == before
 
 
@@ -176,7 +181,7 @@ def refuse_stale_commands(game: Game, seed: int) -> int:
         seat = rng.choice(list(game.to_act(state)))
         legal = game.legal_actions(state, seat)
         command = policy(game)(game.view(state, seat), legal, rng)
-        new = game.decide(state, seat, command, Rng(b"s", step + 1))
+        new = game.decide_now(state, seat, command, Rng(b"s", step + 1))
         after = state
         for e in new:
             after = game.evolve(after, e)
@@ -185,7 +190,7 @@ def refuse_stale_commands(game: Game, seed: int) -> int:
             for s in game.to_act(after):
                 snapshot = copy.deepcopy(after)
                 try:
-                    game.decide(after, s, stale, Rng(b"s", 10_000 + step))
+                    game.decide_now(after, s, stale, Rng(b"s", 10_000 + step))
                 except RuleError as e:
                     refused += 1
                     assert e.code and e.code.upper() == e.code and e.message
@@ -256,7 +261,7 @@ def check_no_leak_in_views(game: Game, options: Any, players: int, every: int = 
                 checked += 1
         seat = rng.choice(list(game.to_act(state)))
         command = policy(game)(game.view(state, seat), game.legal_actions(state, seat), rng)
-        for e in game.decide(state, seat, command, Rng(b"s", step + 1)):
+        for e in game.decide_now(state, seat, command, Rng(b"s", step + 1)):
             state = game.evolve(state, e)
     assert checked > 0
 
@@ -289,9 +294,9 @@ def check_no_leak_in_feed(game: Game, options: Any, players: int, seeds: int = 4
                 command = policy(game)(game.view(real, actor), game.legal_actions(real, actor),
                                        chooser)
                 rng_version = Rng(b"feed-%d" % seed, version)
-                mine = game.decide(real, actor, command, rng_version)
+                mine = game.decide_now(real, actor, command, rng_version)
                 try:
-                    theirs = game.decide(other, actor, command, Rng(b"feed-%d" % seed, version))
+                    theirs = game.decide_now(other, actor, command, Rng(b"feed-%d" % seed, version))
                 except RuleError:
                     break  # the worlds part here; the seat saw nothing of why
                 for e in mine:
@@ -609,3 +614,79 @@ async def test_the_host_refuses_a_seat_that_may_not_act(game: Game) -> None:
     with pytest.raises(StaleVersion):
         await host.act(game_id, Caller(token=tokens[acting[0]]), command, "c2", version - 1)
     assert (await host.load(game_id)).version == version
+
+
+def refusing_what_the_platform_refuses(game: Game) -> Game:
+    """`game`, whose decide fails the test when it is reached by a case the platform refuses
+    (an empty command, a finished game, a seat not to act, a server command to a game with
+    no deadlines), and with a bot that sends an empty command."""
+
+    def decide(state: Any, seat: int | None, command: Any, rng: Rng) -> list[Any]:
+        assert command.WhichOneof("kind") is not None, "decide saw an empty command"
+        assert game.outcome(state) is None, "decide saw a finished game"
+        if seat is None:
+            assert game.deadlines is not None, "decide saw a server command"
+        else:
+            assert seat in game.to_act(state), f"decide saw seat {seat}, not to act"
+        return game.decide(state, seat, command, rng)
+
+    def blank(view: Any, legal: list[Any], rng: Rng) -> Any:
+        return game.pb.Command()
+
+    return dataclasses.replace(game, decide=decide, bots={**game.bots, "blank": blank})
+
+
+async def test_every_path_to_the_rules_goes_through_the_platform(game: Game) -> None:
+    """A client's command, the server's own, an AI seat's turn, log verification and a
+    simulation reach a game's decide only through the platform's refusals (Game.refuse)."""
+    gated = refusing_what_the_platform_refuses(game)
+    host = Host(MemoryStore(), {game.name: gated})
+    made = await host.create(game.name, seats_for(game), game.pb.Options())
+    game_id, tokens = made.game_id, made.tokens
+    state = (await host.load(game_id)).state
+    acting = list(game.to_act(state))
+    command = game.legal_actions(state, acting[0])[0]
+    refusals = [("NO_COMMAND", host.act(game_id, Caller(token=tokens[acting[0]]),
+                                        game.pb.Command(), "empty"))]
+    refusals += [("NOT_YOUR_TURN", host.act(game_id, Caller(token=tokens[idle]), command, "idle"))
+                 for idle in range(game.seat_count) if idle not in acting]
+    if game.deadlines is None:
+        refusals.append(("NOT_YOUR_TURN", host.system_act(game_id, command, "server")))
+    for code, refused in refusals:
+        with pytest.raises(RuleError) as e:
+            await refused
+        assert e.value.code == code
+    assert (await host.load(game_id)).version == made.version
+
+    # An AI seat whose bot sends nothing: refused, nothing appended.
+    ai_seats = [Seat(f"p{i}", "ai", "blank") for i in range(game.seat_count)]
+    made = await host.create(game.name, ai_seats, game.pb.Options())
+    seat = list(game.to_act((await host.load(made.game_id)).state))[0]
+    assert not await host.play_ai_turn(made.game_id, made.version, seat)
+    assert (await host.load(made.game_id)).version == made.version
+
+    # A finished game, over the command path and in its log.
+    host, game_id = await finished_game(gated)
+    with pytest.raises(RuleError) as over:
+        await host.act(game_id, Caller(seat=acting[0], trusted=True), command, "late")
+    assert over.value.code == "GAME_OVER"
+    with pytest.raises(RuleError) as over:
+        await host.system_act(game_id, command, "late-server")
+    assert over.value.code == "GAME_OVER"
+    _, entries = await host.history(game_id)
+    at = next(i for i, e in enumerate(entries) if e.HasField("command"))
+    forged = {"the command names no action": lambda c: c.ClearField("command"),
+              "seat 99 may not act now": lambda c: setattr(c, "seat", 99)}
+    if game.deadlines is None:
+        forged["the server sends no command in this game"] = lambda c: setattr(c, "system", True)
+    for message, forge in forged.items():
+        tampered = copy.deepcopy(entries)
+        forge(tampered[at].command)
+        with pytest.raises(gamelog.BadLog) as bad:
+            gamelog.verify(gated, tampered)
+        assert (bad.value.line, bad.value.reason) == (at + 1, f"the command is illegal here: "
+                                                             f"{message}")
+
+    # A simulation whose bots send nothing stops at the platform's refusal.
+    played = simulate.play_one(gated, ["blank"] * game.seat_count, "gate", 0)
+    assert not played["finished"] and "NO_COMMAND" in played["error"]

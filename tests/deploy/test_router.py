@@ -14,7 +14,7 @@ import grpc
 import pytest
 import yaml
 from arbiter.bubblee.v1 import bubblee_pb2, bubblee_pb2_grpc
-from arbiter.v1 import arbiter_pb2
+from arbiter.v1 import arbiter_pb2, arbiter_pb2_grpc
 
 from loadtests.loadtest import ROUTER_CONFIG, Topology, start_router, wait_serving
 from services import games as registry
@@ -47,7 +47,9 @@ def test_haproxy_accepts_the_deployed_file() -> None:
 async def test_a_games_calls_reach_one_server_and_the_others_are_spread(tmp_path: Path
                                                                          ) -> None:
     bubblee = {"bubblee": registry.game("bubblee")}
-    servers = [build(Config(grpc_addr="127.0.0.1:0"), bubblee, MemoryStore()) for _ in "ab"]
+    # (One client below follows one game on 150 streams: past a client's default share.)
+    servers = [build(Config(grpc_addr="127.0.0.1:0", client_watches_per_game=200), bubblee,
+                     MemoryStore()) for _ in "ab"]
     for built in servers:
         await built.server.start()
     top = Topology(ports=[built.port for built in servers])
@@ -122,5 +124,93 @@ async def test_the_router_names_the_caller_and_a_client_cannot_name_itself(tmp_p
                                       timeout=10)
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
+        top.stop()
+        await built.server.stop(None)
+
+
+@needs_haproxy
+async def test_a_source_opening_calls_too_fast_is_answered_by_the_router_alone(
+        tmp_path: Path) -> None:
+    """Past the router's calls a second per address, a call is answered RESOURCE_EXHAUSTED
+    by HAProxy and never reaches a server (which would spend a Ping's CPU on each), while a
+    client from another address is served."""
+    from loadtests.abuse import Relay
+
+    built = build(Config(grpc_addr="127.0.0.1:0"), {"bubblee": registry.game("bubblee")},
+                  MemoryStore())
+    await built.server.start()
+    top = Topology(ports=[built.port])
+    relay = Relay(("127.0.0.1", 0), "127.0.0.2")
+    try:
+        start_router(top, str(tmp_path))
+        await wait_serving([top.router_port], seconds=20)
+        relay.target = ("127.0.0.1", top.router_port)
+        hostile_port = await relay.start()  # the flood comes from 127.0.0.2
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{hostile_port}") as hostile, \
+                grpc.aio.insecure_channel(f"127.0.0.1:{top.router_port}") as polite:
+            ping = arbiter_pb2_grpc.ArbiterStub(hostile).Ping
+            served_before = _pings_served()
+
+            async def code() -> tuple[grpc.StatusCode, str]:
+                try:
+                    await ping(arbiter_pb2.PingRequest(), timeout=10)
+                    return grpc.StatusCode.OK, ""
+                except grpc.aio.AioRpcError as e:
+                    return e.code(), e.details() or ""
+
+            answers = await asyncio.gather(*(code() for _ in range(1500)))
+            refused = [d for c, d in answers if c == grpc.StatusCode.RESOURCE_EXHAUSTED]
+            assert refused and all("router" in d for d in refused), set(answers)
+            assert {c for c, _ in answers} <= {grpc.StatusCode.OK,
+                                               grpc.StatusCode.RESOURCE_EXHAUSTED}
+            served = _pings_served() - served_before
+            assert served == len(answers) - len(refused), "the refused never reached it"
+            await arbiter_pb2_grpc.ArbiterStub(polite).Ping(arbiter_pb2.PingRequest(),
+                                                            timeout=10)
+    finally:
+        await relay.close()
+        top.stop()
+        await built.server.stop(None)
+
+
+def _pings_served() -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("grpc_server_handled_total", {
+        "grpc_type": "unary", "grpc_service": "arbiter.v1.Arbiter", "grpc_method": "Ping",
+        "grpc_code": "OK"}) or 0.0
+
+
+@needs_haproxy
+async def test_a_source_past_its_connections_is_refused_at_the_router(tmp_path: Path) -> None:
+    """grpcio cannot count connections by address; the router holds 64 per address: the
+    65th from one address is closed at once, and another address still connects."""
+    built = build(Config(grpc_addr="127.0.0.1:0"), {"bubblee": registry.game("bubblee")},
+                  MemoryStore())
+    await built.server.start()
+    top = Topology(ports=[built.port])
+    held = []
+    try:
+        start_router(top, str(tmp_path))
+        await wait_serving([top.router_port], seconds=20)
+
+        async def open_from(source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            return await asyncio.open_connection("127.0.0.1", top.router_port,
+                                                 local_addr=(source, 0))
+
+        for _ in range(64):
+            held.append(await open_from("127.0.0.2"))
+        try:  # reset while connecting, or closed at once
+            reader, writer = await open_from("127.0.0.2")
+            held.append((reader, writer))
+            assert await asyncio.wait_for(reader.read(1), 5) == b"", "closed by the router"
+        except ConnectionResetError:
+            pass
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{top.router_port}") as other:
+            await arbiter_pb2_grpc.ArbiterStub(other).Ping(arbiter_pb2.PingRequest(),
+                                                           timeout=10)
+    finally:
+        for _, writer in held:
+            writer.close()
         top.stop()
         await built.server.stop(None)

@@ -40,7 +40,7 @@ def present(state: State, card: str, **resources: int) -> State:
 def act(state: State, command: Any, draws: list[int] | None = None) -> State:
     """Apply a command as evolve does; with `draws`, the dice come out as given."""
     if draws is None:
-        events = GAME.decide(state, 0, command, Rng(b"act", 1))
+        events = GAME.decide_now(state, 0, command, Rng(b"act", 1))
         for event in events:
             state = GAME.evolve(state, event)
         return state

@@ -236,7 +236,7 @@ def test_fighting_on_with_real_dice_ends() -> None:
     state = at_the_summit_guardian()
     version = 1
     while state.play.phase == "combat" and version < 1000:  # type: ignore[union-attr]
-        for event in GAME.decide(state, 0, FIGHT, Rng(b"guardian", version)):
+        for event in GAME.decide_now(state, 0, FIGHT, Rng(b"guardian", version)):
             state = GAME.evolve(state, event)
         version += 1
     assert state.play.result == "lost" and version < 100  # type: ignore[union-attr]

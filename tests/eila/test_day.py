@@ -77,8 +77,8 @@ def test_kept_habits_are_held_not_shuffled_into_the_deck_in_chapter_1() -> None:
 
 
 def test_solo_game_takes_exactly_one_seat() -> None:
-    with pytest.raises(MalformedCommand):
-        GAME.setup(pb.Options(), [Seat("a"), Seat("b")], Rng(b"x", 0))
+    with pytest.raises(MalformedCommand):  # the platform refuses it before the set-up
+        GAME.check_seat_count(2)
 
 
 def test_save_box_holds_only_items_habits_and_support_cards() -> None:

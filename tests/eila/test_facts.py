@@ -43,7 +43,7 @@ def playout(options: Any, seed: bytes) -> tuple[list[Any], State]:
         legal = GAME.legal_actions(state, 0)
         bot = "greedy" if version % 3 else "random_options"
         command = GAME.bots[bot](GAME.view(state, 0), legal, Rng(b"bot", version))
-        new = GAME.decide(state, 0, command, Rng(seed, version))
+        new = GAME.decide_now(state, 0, command, Rng(seed, version))
         work = state.clone()
         rules.apply(work, command, RecordingDice(Rng(seed, version)), [])
         if work.play is not None:
@@ -263,6 +263,24 @@ def test_a_legacy_log_is_verified_by_the_rules_of_its_time() -> None:
     with pytest.raises(gamelog.BadLog) as bad:
         gamelog.verify(GAME, forged)
     assert bad.value.line == at + 1
+
+
+def test_a_legacy_batch_meets_the_platform_s_refusals_before_the_rules_of_its_time() -> None:
+    entries = legacy_entries(LOGS[0])
+    at = next(i for i, e in enumerate(entries) if e.HasField("command"))
+    assert pb.Event.FromString(entries[at + 1].event).HasField("acted")  # a legacy batch
+    forgeries = {"seat 1 may not act now": lambda c: setattr(c, "seat", 1),
+                 "the command names no action": lambda c: c.ClearField("command"),
+                 "the server sends no command in this game": lambda c: setattr(c, "system", True)}
+    for reason, forge in forgeries.items():
+        forged = [type(e)() for e in entries]
+        for f, e in zip(forged, entries, strict=True):
+            f.CopyFrom(e)
+        forge(forged[at].command)
+        with pytest.raises(gamelog.BadLog) as bad:
+            gamelog.verify(GAME, forged)
+        assert (bad.value.line, bad.value.reason) == (at + 1, "the command is illegal here: "
+                                                              + reason)
 
 
 def test_a_legacy_log_played_with_other_content_is_refused_not_replayed_wrongly(

@@ -28,7 +28,7 @@ for turn in range(150):
         break
     command = bots.greedy_bot(GAME.view(state, 0), GAME.legal_actions(state, 0),
                               Rng(b"bot", turn))
-    for event in GAME.decide(state, 0, command, Rng(b"turn", turn)):
+    for event in GAME.decide_now(state, 0, command, Rng(b"turn", turn)):
         state = GAME.evolve(state, event)
         events.append(event)
     views.append(GAME.view(state, 0).SerializeToString(deterministic=True))

@@ -86,7 +86,7 @@ def test_rejected_commands_change_nothing() -> None:
     state = present(start(0), "004", coin=1)
     before = state.clone()
     with pytest.raises(RuleError):
-        GAME.decide(state, 0, pb.Command(choose=pb.ChooseOption(option=0)), Rng(b"x", 1))
+        GAME.decide_now(state, 0, pb.Command(choose=pb.ChooseOption(option=0)), Rng(b"x", 1))
     assert state == before
 
 

@@ -234,7 +234,9 @@ async def test_idle_streams_outlive_the_stores_timeouts_and_end_with_ok_on_shutd
     # A one-second socket timeout: a stream waiting on a Redis connection would drop in 1 s.
     store: Store = MemoryStore() if kind == "memory" else RedisStore(
         REDIS_URL + "?socket_timeout=1")
-    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN)
+    # (Hundreds of spectators of one game from this one client: past its default share.)
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", admin_token=ADMIN,
+                    client_watches_per_game=400)
     process = build(config, {"bubblee": BUBBLEE}, store)
     server, host, port = process.server, process.host, process.port
     await server.start()
@@ -388,3 +390,6 @@ def test_messages_put_together_from_parts_are_the_messages_protobuf_builds() -> 
         assert played.HasField("legal") == to_act
         if to_act:
             assert list(played.legal.commands) == BUBBLEE.legal_actions(state, seat)
+            # Each command in words, as the view it is pushed with says things.
+            assert [w.label for w in played.legal.words] == [
+                BUBBLEE.command_label(c, view) for c in played.legal.commands]

@@ -54,12 +54,15 @@ async def new_game(channel: grpc.aio.Channel) -> apb.CreateGameResponse:
         bpb.CreateGameRequest(seats=[apb.Seat(name="a"), apb.Seat(name="b")]))
 
 
-def watch(channel: grpc.aio.Channel, game_id: str, from_version: int = 10**6) -> Any:
-    """A Watch stream (by default from a version to come: it sends nothing yet)."""
+def watch(channel: grpc.aio.Channel, game_id: str, from_version: int = 10**6,
+          client: str = "") -> Any:
+    """A Watch stream (by default from a version to come: it sends nothing yet); `client`:
+    the address a trusted proxy forwards."""
     call = channel.unary_stream("/arbiter.bubblee.v1.Game/Watch",
                                 request_serializer=apb.WatchRequest.SerializeToString,
                                 response_deserializer=bpb.Update.FromString)
-    return call(apb.WatchRequest(game_id=game_id, from_version=from_version))
+    return call(apb.WatchRequest(game_id=game_id, from_version=from_version),
+                metadata=(("x-forwarded-for", client),) if client else None)
 
 
 async def opened(call: Any, game_id: str) -> Any:
@@ -128,6 +131,20 @@ async def test_a_client_a_game_and_a_seat_each_have_a_share(channel_to: Any) -> 
     await again.write(bpb.PlayRequest(open=apb.PlayOpen(game_id=made.game_id)))
     assert await refusal(again.read()) == "TOO_MANY_STREAMS"
     await opened(play_stream(channel, "bubblee", made.tokens[1].token), made.game_id)
+
+
+async def test_one_clients_spectators_of_a_game_have_a_share(channel_to: Any) -> None:
+    """Each spectator is one more write per move: a client's share of one game's spectators
+    bounds what that client makes the game's moves cost, while others still watch."""
+    _, channel = await channel_to(client_watches_per_game=2, trusted_proxies="127.0.0.1/32")
+    made, other = await new_game(channel), await new_game(channel)
+    hostile, polite = "203.0.113.66", "198.51.100.7"
+    for call in [watch(channel, made.game_id, client=hostile) for _ in range(2)]:
+        await following(call)
+    assert await refusal(watch(channel, made.game_id, client=hostile).read()) == \
+        "TOO_MANY_STREAMS"
+    await following(watch(channel, other.game_id, client=hostile))  # its share of another
+    await following(watch(channel, made.game_id, client=polite))  # another client's
 
 
 async def flood(call: Any, game_id: str, commands: int) -> int:

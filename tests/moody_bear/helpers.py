@@ -54,7 +54,7 @@ def table(
 
 def act(state: State, seat: int | None, command: pb.Command, seed: int = 0
         ) -> tuple[State, list[pb.Event]]:
-    events = GAME.decide(state, seat, command, Rng.for_test(seed))
+    events = GAME.decide_now(state, seat, command, Rng.for_test(seed))
     for e in events:
         state = evolve(state, e)
     return state, events
@@ -112,7 +112,7 @@ def play_game(players: int, seed: int, bots: Sequence[str], **options: object
         legal = GAME.legal_actions(state, seat)
         bot = GAME.bots[bots[seat]]
         command = bot(GAME.view(state, seat), legal, Rng(b"bot-%d" % seed, len(events)))
-        new = GAME.decide(state, seat, command, Rng(b"seed-%d" % seed, len(events)))
+        new = GAME.decide_now(state, seat, command, Rng(b"seed-%d" % seed, len(events)))
         for e in new:
             state = evolve(state, e)
         events += new

@@ -69,7 +69,7 @@ def test_random_games_run_through_the_deck_and_keep_every_card() -> None:
         for step in range(300):
             seat = rng.choice(GAME.to_act(state))
             legal = [c for c in GAME.legal_actions(state, seat) if not c.HasField("proclaim")]
-            events = GAME.decide(state, seat, rng.choice(legal), Rng(b"d%d" % seed, step))
+            events = GAME.decide_now(state, seat, rng.choice(legal), Rng(b"d%d" % seed, step))
             for e in events:
                 reshuffles += e.HasField("deck_reshuffled")
                 state = GAME.evolve(state, e)

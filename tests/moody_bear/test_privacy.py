@@ -53,7 +53,7 @@ def test_redeal_keeps_every_seats_view(players: int, options: dict) -> None:
                 assert GAME.legal_actions(other, seat) == GAME.legal_actions(state, seat)
             seat = rng.choice(GAME.to_act(state))
             command = rng.choice(GAME.legal_actions(state, seat))
-            for e in GAME.decide(state, seat, command, Rng(b"play-%d" % seed, step)):
+            for e in GAME.decide_now(state, seat, command, Rng(b"play-%d" % seed, step)):
                 state = GAME.evolve(state, e)
             step += 1
         assert step > 0, "the game ended before any redeal was compared"
@@ -232,13 +232,13 @@ def test_each_seats_event_feed_shows_only_what_that_seat_saw() -> None:
         while GAME.outcome(state) is None:
             actor = rng.choice(GAME.to_act(state))
             command = rng.choice(GAME.legal_actions(state, actor))
-            events = GAME.decide(state, actor, command, Rng(b"feed", step))
+            events = GAME.decide_now(state, actor, command, Rng(b"feed", step))
             for seat in range(players):
                 if seat == actor:
                     continue
                 other = GAME.redeal(state, seat, Rng(b"other", step * 10 + seat))
                 try:
-                    other_events = GAME.decide(other, actor, command, Rng(b"feed", step))
+                    other_events = GAME.decide_now(other, actor, command, Rng(b"feed", step))
                 except RuleError:
                     continue  # the actor does not hold those cards in the other deal
                 if any(learns(e, seat) for e in events + other_events):

@@ -111,9 +111,10 @@ def test_the_returned_card_comes_from_the_targets_own_hand() -> None:
 def test_only_the_target_answers_a_trade() -> None:
     state = table(4, hands=[[KNIGHT], [MACE], [CANCEL], []])
     state, _ = act(state, 0, offer(1, KNIGHT))
+    assert GAME.to_act(state) == [1]  # the platform refuses the others
     with pytest.raises(RuleError) as e:
         act(state, 2, REJECT)
-    assert e.value.code == "NOT_YOUR_TRADE"
+    assert e.value.code == "NOT_YOUR_TURN"
 
 
 def test_you_cannot_offer_a_card_you_do_not_hold() -> None:
@@ -190,7 +191,7 @@ def test_legal_actions_are_exactly_the_commands_decide_accepts() -> None:
                     mine = {c.SerializeToString() for c in legal[seat]}
                     for key, command in pool.items():
                         try:
-                            GAME.decide(state, seat, command, Rng(b"x", step))
+                            GAME.decide_now(state, seat, command, Rng(b"x", step))
                             accepted = True
                         except RuleError:
                             accepted = False
@@ -198,7 +199,7 @@ def test_legal_actions_are_exactly_the_commands_decide_accepts() -> None:
                         checked += 1
             seat = rng.choice(GAME.to_act(state))
             command = rng.choice(legal[seat])
-            for e in GAME.decide(state, seat, command, Rng(b"p", step)):
+            for e in GAME.decide_now(state, seat, command, Rng(b"p", step)):
                 state = GAME.evolve(state, e)
             step += 1
     assert checked > 1000

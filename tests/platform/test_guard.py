@@ -169,13 +169,27 @@ async def test_creating_past_a_clients_share_is_resource_exhausted_with_a_retry_
 def test_a_bucket_refills_at_its_rate_and_says_how_long_to_wait() -> None:
     now = [0.0]
     buckets = TokenBuckets(burst=2, per_second=0.5, clock=lambda: now[0])
-    assert buckets.take("a") == 0 and buckets.take("a") == 0
-    assert buckets.take("a") == pytest.approx(2.0)
-    assert buckets.take("b") == 0, "each client has its own bucket"
+    assert buckets.take("a") == (True, 0) and buckets.take("a") == (True, 0)
+    granted, wait = buckets.take("a")
+    assert not granted and wait == pytest.approx(2.0)
+    assert buckets.take("b") == (True, 0), "each client has its own bucket"
     now[0] = 1.0
-    assert buckets.take("a") == pytest.approx(1.0), "half a token back after one second"
+    granted, wait = buckets.take("a")
+    assert not granted and wait == pytest.approx(1.0), "half a token back after one second"
     now[0] = 3.1
-    assert buckets.take("a") == 0
+    assert buckets.take("a") == (True, 0)
+
+
+def test_a_bucket_with_a_queue_gives_later_tokens_then_refuses() -> None:
+    now = [0.0]
+    buckets = TokenBuckets(burst=2, per_second=1, queue=2, clock=lambda: now[0])
+    takes = [buckets.take("a") for _ in range(5)]
+    assert [t.granted for t in takes] == [True, True, True, True, False]
+    assert [t.wait for t in takes] == pytest.approx([0, 0, 1, 2, 1]), \
+        "each queued token a second after the one before; the refused may retry in a second"
+    now[0] = 1.0  # a token came back: one more place in the queue
+    assert buckets.take("a") == pytest.approx((True, 2.0))
+    assert buckets.take("b") == (True, 0), "another client's bucket is full"
 
 
 def test_limits_come_from_the_environment_and_clients_are_addresses_without_ports() -> None:

@@ -178,6 +178,28 @@ async def test_a_play_body_of_too_many_messages_is_refused_before_any_is_run(
     assert status == 200 and view["version"] == version  # nothing was played
 
 
+async def test_a_play_body_longer_than_its_messages_can_be_is_refused_unread(
+        serve: Any) -> None:
+    """A stream's body holds ARBITER_HTTP_STREAM_MESSAGES small messages at most: a 4 MB
+    Play body (580,000 commands) is answered 413 from its Content-Length, and a unary call
+    may still send a body of that size."""
+    served = await serve(stream_messages=4)
+    created = await create(served.port)
+    act = envelope(0, b'{"act": {}}')
+    body = envelope(0, json.dumps({"open": {"gameId": created["gameId"]}}).encode()) + \
+        act * 580_000
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{served.port}{GAME}Play", data=body,
+                                headers={"content-type": "application/connect+json",
+                                         "x-seat-token": created["tokens"][0]["token"]}) as r:
+            assert r.status == 413
+            assert "BODY_TOO_LARGE" in await r.text()
+        big = json.dumps({"gameId": created["gameId"], "padding": "x" * 200_000}).encode()
+        async with session.post(f"http://127.0.0.1:{served.port}{GAME}GetView", data=big,
+                                headers={"content-type": "application/json"}) as r:
+            assert r.status != 413, await r.text()
+
+
 async def test_a_slow_body_is_a_408_and_slow_headers_or_silence_are_closed(
         serve: Any) -> None:
     served = await serve(idle_seconds=0.5, read_seconds=0.5)

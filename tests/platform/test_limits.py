@@ -25,7 +25,7 @@ from services.core.server import Config
 from services.core.store import MemoryStore, Store
 from services.process import build
 from tests.conftest import CLUSTER_URL, REDIS_URL, needs_redis
-from tests.platform.test_grpc import rejected
+from tests.platform.test_grpc import details, rejected
 
 ADMIN = "limits-admin-token-0123"
 GAME = "/arbiter.bubblee.v1.Game/"
@@ -167,6 +167,69 @@ async def test_a_play_stream_past_the_rate_answers_each_command_refused_and_stay
     call.cancel()
 
 
+@pytest.mark.parametrize("two_clients", [dict(command_burst=2, command_rate=10,
+                                              command_queue_seconds=1.0)], indirect=True)
+async def test_a_client_past_its_rate_waits_its_turn_within_the_queue(
+        two_clients: tuple[Client, Client]) -> None:
+    """Ten commands at once against a burst of 2 and 10 a second: none refused for the rate,
+    and the last answered no sooner than its turn (0.8 s later): the flood is slowed to the
+    rate, not served at the server's speed."""
+    hostile, polite = two_clients
+    game = await hostile.create()
+    token = await hostile.mover(game)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def one() -> str:
+        reason, _, _ = await rejected(hostile.call(GAME + "Act", bpb.ActRequest(
+            game_id=game.game_id, command=bpb.Command(), command_id="x"), bpb.ActResponse,
+            token), grpc.StatusCode.INVALID_ARGUMENT)
+        return reason
+
+    reasons = await asyncio.gather(*(one() for _ in range(10)))
+    assert reasons == ["NO_COMMAND"] * 10, "each command reached the rules, in its turn"
+    assert loop.time() - started >= 0.75
+    # Past the queue (another ten at once: a second of queue holds ten), refusals.
+    outcomes = await asyncio.gather(*(reason_of(hostile.call(GAME + "Act", bpb.ActRequest(
+        game_id=game.game_id, command=bpb.Command(), command_id="x"), bpb.ActResponse,
+        token)) for _ in range(25)))
+    assert set(outcomes) == {"NO_COMMAND", "RATE_LIMITED"}, outcomes
+    theirs = await polite.create()
+    assert await polite.play_one(theirs.game_id, await polite.mover(theirs)) > theirs.version
+
+
+@pytest.mark.parametrize("two_clients", [dict(calls_per_client=3, command_burst=1,
+                                              command_rate=0.5, command_queue_seconds=30)],
+                         indirect=True)
+async def test_a_client_holding_its_share_of_calls_is_refused_more_while_another_is_served(
+        two_clients: tuple[Client, Client]) -> None:
+    """Commands waiting for their turn are calls in flight: past its share a client's next
+    call is refused at once (TOO_MANY_CALLS), and the server's calls stay free for others."""
+    hostile, polite = two_clients
+    game = await hostile.create()
+    token = await hostile.mover(game)
+    act = bpb.ActRequest(game_id=game.game_id, command=bpb.Command(), command_id="x")
+    await rejected(hostile.call(GAME + "Act", act, bpb.ActResponse, token),
+                   grpc.StatusCode.INVALID_ARGUMENT)  # the burst: at once
+    waiting = [asyncio.ensure_future(hostile.call(GAME + "Act", act, bpb.ActResponse, token))
+               for _ in range(3)]  # each waits 2 s more than the one before
+    await asyncio.sleep(0.5)
+    reason, _, _ = await rejected(hostile.call(GAME + "GetView", apb.GetViewRequest(
+        game_id=game.game_id), bpb.View), grpc.StatusCode.RESOURCE_EXHAUSTED)
+    assert reason == "TOO_MANY_CALLS"
+    assert (await polite.call(GAME + "GetView", apb.GetViewRequest(game_id=game.game_id),
+                              bpb.View)).version == game.version
+    for call in waiting:
+        call.cancel()
+
+
+async def reason_of(call: Any) -> str:
+    """The reason a call was refused with."""
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await call
+    return details(info.value)[0]
+
+
 def guard_reason(status: Any) -> str:
     from google.rpc import error_details_pb2
 
@@ -264,9 +327,10 @@ async def test_a_redis_that_fails_leaves_each_process_its_own_buckets(
     down = aioredis.Redis(port=free_port(), socket_connect_timeout=0.5, socket_timeout=0.5)
     limit = guard.Limit(f"test-{uuid.uuid4().hex}", burst=2, per_second=0.01, redis=down)
     with caplog.at_level(logging.WARNING, logger="arbiter"):
-        assert [await limit.take("a") for _ in range(2)] == [0, 0]
-        assert await limit.take("a") > 0, "the gates stay shut"
-        assert await limit.take("b") == 0, "and other clients still pass"
+        assert [await limit.take("a") for _ in range(2)] == [(True, 0), (True, 0)]
+        granted, wait = await limit.take("a")
+        assert not granted and wait > 0, "the gates stay shut"
+        assert await limit.take("b") == (True, 0), "and other clients still pass"
     assert len([r for r in caplog.records if "Redis failed" in r.getMessage()]) == 1
     await down.aclose()
 
@@ -281,13 +345,19 @@ async def test_a_bucket_in_redis_refills_and_expires(kind: str) -> None:
     client = connect(url)
     kind = f"test-{uuid.uuid4().hex}"
     limit = guard.Limit(kind, burst=2, per_second=5, redis=client)
-    assert [await limit.take("a") for _ in range(2)] == [0, 0]
-    wait = await limit.take("a")
-    assert 0 < wait <= 0.2
+    assert [await limit.take("a") for _ in range(2)] == [(True, 0), (True, 0)]
+    granted, wait = await limit.take("a")
+    assert not granted and 0 < wait <= 0.2
     ttl = await client.pttl(f"arbiter:rate:{kind}:a")
     assert 0 < ttl <= 2000, "kept only until it is full again, and a second"
     await asyncio.sleep(wait + 0.05)
-    assert await limit.take("a") == 0
+    assert await limit.take("a") == (True, 0)
+    # With a queue, a take past the burst is given a later token (as in this process).
+    queued = guard.Limit(f"test-{uuid.uuid4().hex}", burst=1, per_second=5, redis=client,
+                         queue=0.7)
+    takes = [await queued.take("a") for _ in range(5)]
+    assert [t.granted for t in takes] == [True, True, True, True, False]
+    assert [t.wait for t in takes[:4]] == pytest.approx([0, 0.2, 0.4, 0.6], abs=0.05)
     await client.aclose()
 
 

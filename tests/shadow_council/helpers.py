@@ -88,7 +88,7 @@ def play_cmd(
 
 
 def act(state: State, seat: int, cmd: pb.Command, seed: int = 0) -> tuple[State, list[pb.Event]]:
-    events = GAME.decide(state, seat, cmd, Rng.for_test(seed))
+    events = GAME.decide_now(state, seat, cmd, Rng.for_test(seed))
     for event in events:
         state = GAME.evolve(state, event)
     return state, events

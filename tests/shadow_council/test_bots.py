@@ -149,7 +149,7 @@ def test_sleuth_decides_the_same_on_tables_redealt_mid_game() -> None:
                                    Rng(rng_seed, version))
                 assert again == cmd
                 decisions += 1
-            for e in GAME.decide(s, seat, cmd, Rng(rng_seed, version)):
+            for e in GAME.decide_now(s, seat, cmd, Rng(rng_seed, version)):
                 s = GAME.evolve(s, e)
             version += 1
     assert decisions > 30
@@ -173,7 +173,7 @@ def faction_win_rates(games: int, faction: str) -> tuple[float, float]:
                 rng = Rng(b"winrate-%d" % seed, version)
                 bot = GAME.bots["sleuth" if smart and seat in team else "random"]
                 cmd = bot(view(state, seat), legal_actions(state, seat), rng)
-                for e in GAME.decide(state, seat, cmd, rng):
+                for e in GAME.decide_now(state, seat, cmd, rng):
                     state = GAME.evolve(state, e)
                 version += 1
             result = GAME.outcome(state)

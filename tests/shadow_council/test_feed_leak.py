@@ -55,7 +55,7 @@ def games(seeds: range) -> Iterator[tuple[int, list[State], list[pb.Command]]]:
             cmd = pick(state, seat, rng, sleuth=(seat + seed) % 3 != 0)
             states.append(state)
             commands.append(cmd)
-            for e in GAME.decide(state, seat, cmd, Rng(b"feed-leak-%d" % seed, version)):
+            for e in GAME.decide_now(state, seat, cmd, Rng(b"feed-leak-%d" % seed, version)):
                 state = GAME.evolve(state, e)
             version += 1
         yield seed, states, commands
@@ -76,8 +76,8 @@ def compare_feeds(real: State, other: State, seat: int | None, commands: list[pb
         actor = to_act(real)[0]
         assert to_act(other) == to_act(real)
         version = start + step + 1
-        mine = GAME.decide(real, actor, cmd, Rng(b"feed-leak-%d" % seed, version))
-        theirs = GAME.decide(other, actor, cmd, Rng(b"feed-leak-%d" % seed, version))
+        mine = GAME.decide_now(real, actor, cmd, Rng(b"feed-leak-%d" % seed, version))
+        theirs = GAME.decide_now(other, actor, cmd, Rng(b"feed-leak-%d" % seed, version))
         for a, b in zip(mine, theirs, strict=False):
             real, other = GAME.evolve(real, a), GAME.evolve(other, b)
             differs = view(real, seat) != view(other, seat)

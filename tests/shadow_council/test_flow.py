@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
-from services.core.decider import MalformedCommand, Rng, RuleError, Seat
+from services.core.decider import MalformedCommand, Rng, RuleError
 from services.shadow_council import GAME, data
 from services.shadow_council.rules import identity_pb, legal_actions, to_act
 from services.shadow_council.state import ACTIONS, GUESS, NOT_DRAWN, OVER
@@ -73,10 +73,9 @@ def test_start_with_4_gold_and_6_cards_each() -> None:
 
 
 def test_seat_count_outside_4_to_6_is_refused() -> None:
-    with pytest.raises(MalformedCommand):
-        GAME.setup(pb.Options(), [Seat("a")] * 3, Rng.for_test(0))
-    with pytest.raises(MalformedCommand):
-        GAME.setup(pb.Options(), [Seat("a")] * 7, Rng.for_test(0))
+    for count in (3, 7):  # the platform refuses it before the set-up
+        with pytest.raises(MalformedCommand):
+            GAME.check_seat_count(count)
 
 
 def test_first_round_starts_with_seat_0_to_act() -> None:
@@ -304,7 +303,7 @@ def test_4_player_guessing_happens_in_rounds_2_and_4_only_over_whole_games() -> 
                 cmd = SKIP
             else:
                 cmd = GAME.bots["sleuth"](GAME.view(s, seat), legal_actions(s, seat), rng)
-            for e in GAME.decide(s, seat, cmd, rng):
+            for e in GAME.decide_now(s, seat, cmd, rng):
                 kind = e.WhichOneof("kind")
                 if kind in ("guess_made", "guess_skipped", "ai_guess_drawn"):
                     assert s.round % 2 == 0, f"{kind} in round {s.round}"

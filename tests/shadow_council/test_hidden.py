@@ -25,7 +25,7 @@ def random_game(seed: int, n: int):
         rng = Rng(b"hidden-%d" % seed, version)
         bot = GAME.bots["sleuth" if (seat + seed) % 2 else "random"]
         cmd = bot(view(state, seat), legal_actions(state, seat), rng)
-        events = GAME.decide(state, seat, cmd, rng)
+        events = GAME.decide_now(state, seat, cmd, rng)
         for e in events:
             state = GAME.evolve(state, e)
         version += 1
@@ -127,7 +127,7 @@ def test_errors_do_not_reveal_hidden_information() -> None:
         for identity in range(1, 7):
             cmd = pb.Command(guess=pb.Guess(target=target, identity=identity))
             try:
-                GAME.decide(s, 0, cmd, Rng.for_test(0))
+                GAME.decide_now(s, 0, cmd, Rng.for_test(0))
             except RuleError as err:
                 codes.add((err.code, err.message))
     assert codes == {("NOT_GUESS_PHASE", "guesses are made in the guess phase")}

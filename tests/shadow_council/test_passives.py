@@ -79,9 +79,10 @@ def test_assassin_passive_discard_1_card_to_make_any_1_player_discard_1() -> Non
 
 def test_assassin_order_from_another_seat_is_refused() -> None:
     s, _ = start_round(six(), QUIET)
+    assert 4 not in to_act(s)  # the platform refuses a seat not to act
     with pytest.raises(RuleError) as err:
         act(s, 4, command(assassin=pb.AssassinOrder(discard=card_pb("TAX"), target=1)))
-    assert err.value.code == "NO_PASSIVE_PENDING"
+    assert err.value.code == "NOT_YOUR_TURN"
 
 
 def test_disguise_passives_follow_the_swapped_public_identity() -> None:

@@ -27,7 +27,7 @@ def play_out(seed: int, n: int, bot: str = "random") -> tuple[list[pb.Event], ob
         rng = Rng(b"play-%d" % seed, version)
         cmd = GAME.bots[bot](GAME.view(state, acting[0]), legal, rng)
         before = copy.deepcopy(state)
-        events = GAME.decide(state, acting[0], cmd, rng)
+        events = GAME.decide_now(state, acting[0], cmd, rng)
         assert state == before  # decide never mutates
         for e in events:
             state = GAME.evolve(state, e)
@@ -57,18 +57,18 @@ def test_same_seed_same_game() -> None:
 
 def test_command_without_a_kind_is_malformed() -> None:
     with pytest.raises(MalformedCommand):
-        GAME.decide(table(), 0, pb.Command(), Rng.for_test(0))
+        GAME.decide_now(table(), 0, pb.Command(), Rng.for_test(0))
 
 
 def test_target_out_of_range_is_malformed() -> None:
     cmd = pb.Command(play=pb.PlayCard(card=pb.CARD_PEEK, target=9))
     with pytest.raises(MalformedCommand):
-        GAME.decide(table(hands=[["PEEK"], [], [], []]), 0, cmd, Rng.for_test(0))
+        GAME.decide_now(table(hands=[["PEEK"], [], [], []]), 0, cmd, Rng.for_test(0))
 
 
 def test_card_unspecified_is_malformed() -> None:
     with pytest.raises(MalformedCommand):
-        GAME.decide(table(), 0, pb.Command(play=pb.PlayCard()), Rng.for_test(0))
+        GAME.decide_now(table(), 0, pb.Command(play=pb.PlayCard()), Rng.for_test(0))
 
 
 def test_refused_commands_leave_the_state_unchanged() -> None:
@@ -78,7 +78,7 @@ def test_refused_commands_leave_the_state_unchanged() -> None:
         for cmd in [pb.Command(end_turn=pb.EndTurn()), pb.Command(skip_guess=pb.SkipGuess()),
                     pb.Command(free_reflect=pb.FreeReflect())]:
             try:
-                GAME.decide(s, seat, cmd, Rng.for_test(0))
+                GAME.decide_now(s, seat, cmd, Rng.for_test(0))
             except RuleError:
                 pass
     assert s == before

@@ -49,9 +49,10 @@ def test_eliminated_player_cards_go_face_up_to_the_discard_pile() -> None:
 
 def test_eliminated_players_cannot_act() -> None:
     s = table(alive=(True, False, True, True))
+    assert 1 not in GAME.to_act(s)  # the platform refuses a seat not to act
     with pytest.raises(RuleError) as err:
         act(s, 1, command(end_turn=pb.EndTurn()))
-    assert err.value.code == "ELIMINATED"
+    assert err.value.code == "NOT_YOUR_TURN"
 
 
 # ---- Guard ------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def play(
             return state.outcome, state
         seat = state.turn
         command = bots[seat](GAME.view(state, seat), rules.legal_actions(state, seat), bot_rng)
-        for ev in rules.decide(state, seat, command, Rng(game_seed, version)):
+        for ev in GAME.decide_now(state, seat, command, Rng(game_seed, version)):
             state = evolve(state, ev)
             version += 1
     raise AssertionError("the game did not end")

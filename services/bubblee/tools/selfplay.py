@@ -53,7 +53,7 @@ def play_random_games(
             legal = rules.legal_actions(state, seat)
             command = chooser.choice(legal)
             start = time.perf_counter()
-            new = rules.decide(state, seat, command, Rng(game_seed, version))
+            new = GAME.decide_now(state, seat, command, Rng(game_seed, version))
             for ev in new:
                 state = evolve(state, ev)
             turn_time += time.perf_counter() - start

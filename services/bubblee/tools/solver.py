@@ -36,7 +36,7 @@ Line = tuple[pb.Command, ...]
 def _after(state: State, command: pb.Command) -> tuple[State, bool] | None:
     """The state after a command, and whether the turn (or the game) ended with it."""
     try:
-        events = rules.decide(state, state.turn, command, Rng(b"solver", 0))
+        events = GAME.decide_now(state, state.turn, command, Rng(b"solver", 0))
     except RuleError:
         return None
     ended = False
@@ -136,7 +136,7 @@ def replay_line(number: int, line: Line) -> State:
     events = rules.setup(pb.Options(solo_level=number), [Seat("solo")], Rng(b"check", 0))
     state = GAME.replay(events)
     for version, command in enumerate(line, start=1):
-        for ev in rules.decide(state, 0, command, Rng(b"check", version)):
+        for ev in GAME.decide_now(state, 0, command, Rng(b"check", version)):
             state = evolve(state, ev)
     return state
 

@@ -41,7 +41,7 @@ def new_game(options: pb.Options, seed: int) -> State:
 
 def step(state: State, bot_name: str, seed: int, version: int) -> State:
     command = choose_command(GAME, state, 0, bot_name, Rng(b"bot-%d" % seed, version))
-    for event in GAME.decide(state, 0, command, Rng(b"eila-sim-%d" % seed, version)):
+    for event in GAME.decide_now(state, 0, command, Rng(b"eila-sim-%d" % seed, version)):
         state = GAME.evolve(state, event)
     return state
 
