@@ -17,6 +17,7 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from google.protobuf import text_format
 
 from services import games as registry
+from services.core import bots
 from services.core import log as gamelog
 from services.core.decider import Game, Outcome, RuleError, Seat
 from services.core.happened import named
@@ -379,8 +380,8 @@ def _save(saved: dict[str, dict[str, str]]) -> None:
 async def _play(args: argparse.Namespace) -> int:
     game = registry.game(args.game)
     bot = args.bot or game.default_bot
-    if bot not in game.bots:
-        print(f"no bot {bot!r}; choose one of {', '.join(sorted(game.bots))}")
+    if not bots.known(game, bot):
+        print(f"no bot {bot!r}; choose one of {', '.join(bots.bot_names(game))}")
         return 2
     try:
         options = parse_options(game, args.option)

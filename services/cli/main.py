@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         "habit_order=H02,H01 (Eila, from chapter 2)\nkept games: $ARBITER_PLAY_DIR, else "
         "~/.local/share/arbiter/play")
     play.add_argument("game", choices=sorted(GAME_MODULES))
-    play.add_argument("--bot", default="", help="the other seats' bot (default: the game's)")
+    play.add_argument("--bot", default="", help=(
+        "the other seats' bot: one of the game's own (default: its usual one), a search "
+        "level (easy, medium, hard) or a CPU budget per move (120ms)"))
     play.add_argument("--players", type=int, default=0,
                       help="seats at the table, yours included (default: the game's standard)")
     play.add_argument("--level", type=int, default=0,

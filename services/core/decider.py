@@ -28,9 +28,12 @@ import struct
 from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from arbiter.v1 import arbiter_pb2 as apb
+
+if TYPE_CHECKING:
+    from services.core.search import Budget
 
 S = TypeVar("S")
 Message = Any  # a protobuf message of the game's package
@@ -282,6 +285,13 @@ class Game(Generic[S]):
     default_bot: str = "random"
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
+    # The game's own planner for the search bots (easy, medium, hard, <N>ms): (a state already
+    # re-dealt from the seat's viewpoint, the seat, the bot's rng, its budget) -> a command.
+    # None: the generic search of services/core/search.py.
+    search: Callable[[S, int, Rng, Budget], Message] | None = None
+    # How likely `seat` is to win from a state, in [0, 1]: where a search bot's playout stops
+    # short of the end (its level's depth). None: playouts go to the end.
+    estimate: Callable[[S, int], float] | None = None
     # The paths of a shown View that are unset because its seat may not see them (View.hidden:
     # a client tells "hidden from you" from "none"). None when a view hides nothing.
     view_hidden: Callable[[Message], list[str]] | None = None

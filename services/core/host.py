@@ -12,6 +12,7 @@ a log) and `Lifecycle` (lifecycle.py: creating, forking, importing, the lobby).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import time
@@ -20,12 +21,13 @@ from typing import Any
 
 from arbiter.v1 import arbiter_pb2 as apb
 
+from services.core import bots
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError
 from services.core.lifecycle import Lifecycle
 from services.core.live import Dropped, SnapshotSource, Tables
 from services.core.metrics import METRICS
-from services.core.offload import CpuPool
+from services.core.offload import Busy, CpuPool
 from services.core.reads import LOBBY_SECONDS, AiDispatch, Caller, Reads, StaleVersion
 from services.core.store import Conflict, Store
 from services.core.table import Table
@@ -306,6 +308,18 @@ class Host:
 
     # ---- AI seats ----------------------------------------------------------------------
 
+    async def bot_command(self, table: Table, seat: int, bot_name: str, rng: Rng) -> Any:
+        """The command the bot `bot_name` chooses for `seat`. A search bot thinks for up to
+        its level's CPU budget: in the process pool (or its thread) with the whole-log work,
+        never on the event loop; a heuristic bot answers at once, here."""
+        args = (table.game, table.state, seat, bot_name, rng)
+        if bots.level(bot_name) is None:
+            return bots.choose_command(*args)
+        try:
+            return await self.cpu.run(bots.choose_command, *args)
+        except Busy:  # the pool is full of long work: a thread, rather than a lost turn
+            return await asyncio.to_thread(bots.choose_command, *args)
+
     async def play_ai_turn(self, game_id: str, version: int, seat: int) -> bool:
         """Let the bot of an AI seat act, through the same command path as any client.
 
@@ -319,9 +333,9 @@ class Host:
         if not legal:
             return False
         game = table.game
-        bot = game.bots[table.seats[seat].bot or game.default_bot]
         t0 = time.perf_counter()
-        command = bot(table.view(seat), legal, bot_rng(table, "bot", version))
+        command = await self.bot_command(table, seat, table.seats[seat].bot,
+                                         bot_rng(table, "bot", version))
         METRICS.ai_turn_seconds(game.name).observe(time.perf_counter() - t0)
         try:
             await self.act_at(table, Caller(seat=seat, trusted=True), command,

@@ -13,6 +13,7 @@ from typing import Any
 
 from arbiter.v1 import arbiter_pb2 as apb
 
+from services.core import bots
 from services.core import log as gamelog
 from services.core.decider import Game, MalformedCommand, Rng, RuleError, Seat
 from services.core.live import NotFound, Tables
@@ -125,9 +126,10 @@ class Lifecycle:
             if len(s.name) > MAX_NAME or len(s.bot) > MAX_NAME:
                 raise MalformedCommand("NAME_TOO_LONG", f"seat {i}: names and bot names are "
                                        f"{MAX_NAME} characters at most", "seats")
-            if s.kind == "ai" and (s.bot or game.default_bot) not in game.bots:
+            if s.kind == "ai" and not bots.known(game, s.bot):
                 raise MalformedCommand("UNKNOWN_BOT", f"seat {i}: no bot named {s.bot!r}; "
-                                       f"choose one of {sorted(game.bots)}", "seats")
+                                       f"choose one of {', '.join(bots.bot_names(game))}",
+                                       "seats")
         seed = secrets.token_bytes(32)
         game_id = new_game_id(game_name)
         # The rules see an open seat as the human it will be.

@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 from arbiter.v1 import arbiter_pb2 as apb
 
+from services.core import bots
 from services.core.decider import Game, RuleError
 from services.core.host import Host, bot_rng
 from services.core.metrics import METRICS
@@ -261,13 +262,13 @@ class Scheduler:
         if d.kind == "idle":
             if d.seat not in game.to_act(loaded.state):
                 return False
-            seat = loaded.seats[d.seat]
-            bot = game.bots[seat.bot if seat.bot in game.bots else game.default_bot]
-            legal = game.legal_actions(loaded.state, d.seat)
-            if not legal:
+            if not game.legal_actions(loaded.state, d.seat):
                 return False
-            command = bot(self.host.view_of(loaded, d.seat), legal,
-                          bot_rng(loaded, "idle", d.version))
+            # A human seat (no bot name) idles as the game's default bot.
+            name = loaded.seats[d.seat].bot
+            command = await self.host.bot_command(
+                loaded, d.seat, name if bots.known(game, name) else "",
+                bot_rng(loaded, "idle", d.version))
             await self.host.act(d.game_id, Caller(seat=d.seat, trusted=True), command,
                                 f"idle:{d.game_id}:{d.version}:{d.seat}", d.version)
             return True

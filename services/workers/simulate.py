@@ -22,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from services.core.bots import bot_names, choose_command, known
 from services.core.decider import Game, Rng, RuleError, Seat
 from services.core.metrics import METRICS
 from services.workers import gameset
@@ -107,11 +108,9 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
             first_mover = to_act[0]
         seat = to_act[Rng(b"seat:" + secret, version).below(len(to_act))] if len(
             to_act) > 1 else to_act[0]
-        view = game.view(state, seat)
-        view.version = version
-        legal = game.legal_actions(state, seat)
         try:
-            command = game.bots[seats[seat].bot](view, legal, Rng(b"bot:" + secret, version))
+            command = choose_command(game, state, seat, seats[seat].bot,
+                                           Rng(b"bot:" + secret, version))
             new = game.decide(state, seat, command, Rng(secret, version))
             trail.update(b"%d:" % seat + command.SerializeToString())
         except RuleError as e:
@@ -189,9 +188,10 @@ def check(plan: Plan) -> Game:
     if not game.min_seats <= len(plan.bots) <= game.max_seats:
         raise BadPlan(f"{game.title} takes {game.min_seats} to {game.max_seats} seats: "
                       f"give that many bots, not {len(plan.bots)}")
-    unknown = [b for b in plan.bots if b not in game.bots]
+    unknown = [b for b in plan.bots if not b or not known(game, b)]
     if unknown:
-        raise BadPlan(f"no bot named {', '.join(unknown)}; choose from {sorted(game.bots)}")
+        raise BadPlan(f"no bot named {', '.join(unknown)}; choose from "
+                      f"{', '.join(bot_names(game))}")
     if plan.games <= 0:
         raise BadPlan("play at least one game", "games")
     try:

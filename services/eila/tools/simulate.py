@@ -17,6 +17,7 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
+from services.core.bots import choose_command
 from services.core.decider import Rng, Seat
 from services.eila import GAME
 from services.eila.state import State
@@ -39,8 +40,7 @@ def new_game(options: pb.Options, seed: int) -> State:
 
 
 def step(state: State, bot_name: str, seed: int, version: int) -> State:
-    legal = GAME.legal_actions(state, 0)
-    command = GAME.bots[bot_name](GAME.view(state, 0), legal, Rng(b"bot-%d" % seed, version))
+    command = choose_command(GAME, state, 0, bot_name, Rng(b"bot-%d" % seed, version))
     for event in GAME.decide(state, 0, command, Rng(b"eila-sim-%d" % seed, version)):
         state = GAME.evolve(state, event)
     return state

@@ -1,0 +1,75 @@
+"""How an AI seat picks its command: one function for every caller (the server's AI turns,
+the idle timeout, the simulations, the terminal and the tools).
+
+A bot is named by a seat: one of the game's heuristic bots (Game.bots: "greedy", "keeper"),
+or a search bot at a level, "easy", "medium", "hard", or a CPU budget per move, "120ms"
+(1 to 250). A heuristic bot is given the seat's view and its legal commands; a search bot
+plays worlds out from what the seat may know (services/core/search.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from services.core.decider import Game, MalformedCommand, Message, Rng
+from services.core.search import Budget, search
+
+
+@dataclass(frozen=True)
+class Level:
+    """A search bot's strength: CPU per move, and how many commands a playout plays before
+    the game's estimate judges it (None: to the end)."""
+
+    budget: Budget
+    depth: int | None
+
+
+LEVELS: dict[str, Level] = {
+    "easy": Level(Budget(0.010), 8),
+    "medium": Level(Budget(0.060), 16),
+    "hard": Level(Budget(0.240), 24),
+}
+MAX_MS = 250
+_MS = re.compile(r"([1-9][0-9]{0,2})ms")
+
+
+def level(name: str) -> Level | None:
+    """The search level a bot name asks for; None for a heuristic bot's name or no name."""
+    if name in LEVELS:
+        return LEVELS[name]
+    if (m := _MS.fullmatch(name)) and int(m.group(1)) <= MAX_MS:
+        return Level(Budget(int(m.group(1)) / 1000), LEVELS["hard"].depth)
+    return None
+
+
+def bot_names(game: Game) -> list[str]:
+    """The names a seat of `game` may give its bot, as a player reads them."""
+    return [*sorted(game.bots), *LEVELS, f"<N>ms (1-{MAX_MS})"]
+
+
+def known(game: Game, name: str) -> bool:
+    """Whether `name` (empty: the game's default) names a bot of `game`."""
+    return (name or game.default_bot) in game.bots or level(name) is not None
+
+
+def check(game: Game, name: str, where: str = "seats") -> None:
+    """Refuse a bot name no bot answers to, with the choices (UNKNOWN_BOT)."""
+    if not known(game, name):
+        raise MalformedCommand("UNKNOWN_BOT", f"no bot named {name!r} for {game.title}; "
+                               f"choose one of {', '.join(bot_names(game))}", where)
+
+
+def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng, *,
+                   playouts: int | None = None) -> Message:
+    """The command the bot `bot_name` (empty: the game's default) sends for `seat`.
+
+    `playouts` caps a search bot by playouts instead of CPU time, so that a fixed seed gives
+    the same choice on any machine (tests and repeatable experiments)."""
+    found = level(bot_name)
+    if found is None:
+        bot = game.bots[bot_name or game.default_bot]
+        return bot(game.view(state, seat), game.legal_actions(state, seat), rng)
+    budget = found.budget if playouts is None else Budget(math.inf, playouts)
+    return search(game, state, seat, rng, budget, found.depth)
