@@ -55,13 +55,18 @@ class Scenario:
     kind: str = "seats"  # seats | variant | chapter
 
 
-def tiers(game: Game) -> list[str]:
-    """The bots of the table, weakest first: random, the heuristic, then the search levels."""
-    names = ["random", game.default_bot] + [b for b in SEARCH_LEVELS if b in game.bots]
-    return list(dict.fromkeys(n for n in names if n in game.bots))
+def tiers(game: Game, seats: int) -> list[str]:
+    """The bots of the table, weakest first: random, the heuristic, then a search level at the
+    seat counts a claim rests on."""
+    names = list(dict.fromkeys(b for b in ("random", game.default_bot) if b in game.bots))
+    return names + (list(SEARCH_LEVELS) if seats in SEARCHED_SEATS.get(game.name, ()) else [])
 
 
-SEARCH_LEVELS = ("easy", "medium")  # affordable for a balance run; `hard` is the ladder's
+# Affordable for a balance run (CPU per move: `hard` is measured by the ladder), and only at
+# the seat counts the report's claims are about: a search seat costs ten times a heuristic's.
+SEARCH_LEVELS = ("easy",)
+SEARCHED_SEATS = {"bubblee": (2,), "bubble_shadow": (2, 3), "moody_bear": (3, 5),
+                  "shadow_council": (5,)}
 
 
 def scenarios(game_name: str) -> list[Scenario]:
@@ -70,7 +75,7 @@ def scenarios(game_name: str) -> list[Scenario]:
     out: list[Scenario] = []
     counts = range(max(2, game.min_seats), game.max_seats + 1)
     for n in counts:
-        for bot in tiers(game):
+        for bot in tiers(game, n):
             out.append(Scenario(f"{n} seats, {bot}", (bot,) * n))
     typical = (best,) * (min(counts) + 1 if len(counts) > 1 else min(counts)) if counts else ()
     for label, options, seats in VARIANTS.get(game_name, []):
@@ -152,7 +157,7 @@ def row_of(s: Scenario, ranges: list[tuple[dict[str, Any], list[dict[str, Any]]]
             for key in ("won", "ended", "stopped_by_cap")}
     row = figures(s, pooled_report, pooled_results)
     row["ranges"] = [{k: r[k] for k in ("first_mover", "sides", "win_rate", "attempts",
-                                         "tally") if k in r} for r in per_range]
+                                         "tally", "equal_turns") if k in r} for r in per_range]
     row["verdict"] = verdict(row, row["ranges"])
     row["seconds"] = round(sum(report["timing"]["seconds"] for report, _ in ranges), 1)
     row["seeds"] = [report["seed"] for report, _ in ranges]
@@ -182,6 +187,9 @@ def figures(s: Scenario, report: dict[str, Any], results: list[dict[str, Any]]
     tally = zone_bonus_counterfactual(results)
     if tally:
         row["tally"] = tally
+    turns = equal_turns(results)
+    if turns:
+        row["equal_turns"] = turns
     if "attempts" in report:
         # Eila retries a lost chapter until it is won: the win rate is per attempt, and an
         # attempt the command cap stopped is neither won nor lost. With one seat there is
@@ -234,11 +242,35 @@ def zone_bonus_counterfactual(results: list[dict[str, Any]]) -> dict[str, Any]:
             "won": dict(Counter(t["winner"] for t in tallied))}
 
 
+BY_THE_BAG = "the bag cannot refill the sky"
+
+
+def equal_turns(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Bubblee Pop: of the games that ran to the bag, the first mover's share of those one seat
+    won, as played and with the scores taken when both sides had had as many turns."""
+    games = [r for r in results if r["finished"] and r["end"] == BY_THE_BAG
+             and r["first_mover_seat"] >= 0 and "even_turn_winners" in r]
+    if not games:
+        return {}
+    out: dict[str, Any] = {"games": len(games)}
+    for key, winners in (("as_played", "winner_seats"), ("at_equal_turns", "even_turn_winners")):
+        decided = [r for r in games if len(r[winners]) == 1]
+        won = sum(1 for r in decided if r[winners][0] == r["first_mover_seat"])
+        lo, hi = wilson(won, len(decided))
+        out[key] = {"decided_games": len(decided), "first_mover_won": won,
+                    "win_rate": round(won / len(decided), 4) if decided else 0.0,
+                    "ci95": [round(lo, 4), round(hi, 4)], "even_share": 0.5}
+    return out
+
+
 def verdict(row: dict[str, Any], ranges: list[dict[str, Any]]) -> dict[str, str]:
     """The claim each figure of the row allows, by the rule of three ranges."""
     out = {}
     if "first_mover" in row and row["first_mover"]["decided_games"]:
         out["first_mover"] = claim(row["first_mover"], [r["first_mover"] for r in ranges])
+    for key, f in row.get("equal_turns", {}).items():
+        if isinstance(f, dict) and f["decided_games"]:
+            out[key] = claim(f, [r.get("equal_turns", {}).get(key, {}) for r in ranges])
     for side, f in row.get("sides", {}).items():
         if isinstance(f, dict):
             out[side] = claim(f, [r["sides"].get(side, {}) for r in ranges],
@@ -346,6 +378,21 @@ def markdown(report: dict[str, Any]) -> str:
                     f"{_rate(f)} | "
                     f"{_per_range(r['ranges'], lambda x, s=side: x['sides'][s]['win_rate'])} | "
                     f"{_pct(f['even_share'])} | {r['verdict'].get(side, '-')} |")
+    turned = [r for r in rows if "equal_turns" in r and "same_games_as" not in r]
+    if turned:
+        lines += ["", "The games that ran to the bag, as played and scored when both players had "
+                  "had as many turns (the first player's extra last turn taken away): the "
+                  "first player's share of the games one player won (pooled, 95%), per range.",
+                  "", "| row | games | as played | per range | claim | at equal turns | "
+                  "per range | claim |", "|---|---|---|---|---|---|---|---|"]
+    for r in turned:
+        t = r["equal_turns"]
+        cells = []
+        for key in ("as_played", "at_equal_turns"):
+            cells += [_rate(t[key]), _per_range(
+                r["ranges"], lambda x, k=key: x.get("equal_turns", {}).get(k, {"win_rate": 0})[
+                    "win_rate"]), r["verdict"].get(key, "-")]
+        lines.append(f"| {r['label']} | {t['games']} | " + " | ".join(cells) + " |")
     tallied = [r for r in rows if "tally" in r and "same_games_as" not in r]
     if tallied:
         lines += ["", "The zone bonus point, taken away from the final tally of the same games "

@@ -53,7 +53,8 @@ def add_parsers(sub: Any) -> None:
                          "by seat count and options, lengths, endings (docs/balance.md)")
     bal.add_argument("game", nargs="?", default="", help="a game, or none with --all")
     bal.add_argument("--all", action="store_true", help="every game")
-    bal.add_argument("--games", type=int, default=200, help="games per scenario")
+    bal.add_argument("--games", type=int, default=30,
+                     help="games per seed range of a row (three ranges a row)")
     bal.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
     bal.add_argument("--seed", default="balance")
     bal.add_argument("--local", action="store_true",

@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from services.core.bots import LEVELS
 from services.core.decider import Game
 from services.workers import gameset
 from services.workers.simulate import Plan, check, play, progress_bar, wilson
@@ -47,8 +48,8 @@ class BadLadder(ValueError):
 
 
 def entrants(game: Game) -> list[str]:
-    """Every bot the game has, in its own order."""
-    return list(game.bots)
+    """Every heuristic bot the game has, in its own order, then every search level."""
+    return [*game.bots, *LEVELS]
 
 
 def pairings(bots: Sequence[str], seats: int) -> list[tuple[str, ...]]:

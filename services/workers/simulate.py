@@ -53,6 +53,17 @@ def _shadow_council_tally(state: Any) -> dict[str, str]:
             "bonus": t.zone_bonus.lower()}
 
 
+def _bubblee_scores(state: Any) -> tuple[int, ...]:
+    from services.bubblee.state import scores
+
+    return scores(state)
+
+
+# The score of every seat, for games won on points: the balance report's "at equal turns"
+# takes the scores as they stood when the first mover was about to start a turn (both
+# sides having had as many), which removes an extra last turn from the same games.
+SCORES: dict[str, Callable[[Any], Sequence[int]]] = {"bubblee": _bubblee_scores}
+
 # Facts of a final state the balance report weighs (a counterfactual on the tally).
 TALLIES: dict[str, Callable[[Any], dict[str, str]]] = {"shadow_council": _shadow_council_tally}
 
@@ -98,6 +109,9 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     error = ""
     first_mover = -1  # the first seat to act alone: who really moved first
     trail = hashlib.sha256()  # the commands in order: two games alike are the same game
+    scored = SCORES.get(game.name)
+    even_scores: Sequence[int] = ()  # the scores when both sides had had as many turns
+    last_seat = -1
     outcome = game.outcome(state)
     while outcome is None and commands < max_commands:
         to_act = list(game.to_act(state))
@@ -108,6 +122,9 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
             first_mover = to_act[0]
         seat = to_act[Rng(b"seat:" + secret, version).below(len(to_act))] if len(
             to_act) > 1 else to_act[0]
+        if scored and seat == first_mover != last_seat:  # a new round of turns begins
+            even_scores = scored(state)
+        last_seat = seat
         try:
             command = choose_command(game, state, seat, seats[seat].bot,
                                            Rng(b"bot:" + secret, version))
@@ -139,6 +156,9 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
               "entry_seats": [entry_at.index(k) for k in range(n)]}
     if game.name in SIDES:
         result["sides"] = SIDES[game.name](state)
+    if even_scores:
+        best = max(even_scores)
+        result["even_turn_winners"] = [s for s, v in enumerate(even_scores) if v == best]
     if game.name in TALLIES and outcome is not None:
         result["tally"] = TALLIES[game.name](state)
     if game.name == "eila":  # a campaign retries lost chapters: every attempt counts

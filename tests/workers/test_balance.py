@@ -64,6 +64,7 @@ def test_balance_writes_reports_plots_and_figures_and_keeps_the_prose(
                     f"{balance.END}\n\nMore prose.\n")
     monkeypatch.setattr(balance, "VARIANTS",
                         {"bubblee": [("no powers", "no_powers: true", 0)]})
+    monkeypatch.setattr(balance, "SEARCHED_SEATS", {})  # no search rows: a quick test
     assert arbiter(["balance", "bubblee", "--games", "3", "--local",
                     "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "balance" / "bubblee.json").read_text())
@@ -214,3 +215,11 @@ def test_the_zone_bonus_counterfactual_names_the_games_the_point_decided() -> No
     assert t["decided_by_bonus"] == {"order": 2}
     assert t["won"] == {"order": 3, "chaos": 1}
     assert t["won_without_bonus"] == {"chaos": 2, "": 1, "order": 1}
+
+
+def test_the_table_adds_a_search_level_where_a_claim_rests() -> None:
+    game = gameset.game("bubble_shadow")
+    assert balance.tiers(game, 2) == ["random", "greedy", *balance.SEARCH_LEVELS]
+    assert balance.tiers(game, 5) == ["random", "greedy"]
+    labels = [s.label for s in balance.scenarios("moody_bear") if s.kind == "seats"]
+    assert labels[:3] == ["3 seats, random", "3 seats, keeper", "3 seats, easy"]
