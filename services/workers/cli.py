@@ -68,6 +68,9 @@ def add_parsers(sub: Any) -> None:
                          "seeds): Elo ratings with intervals, head-to-head rates (docs/ladder.md)")
     lad.add_argument("game")
     lad.add_argument("--bots", default="", help="the bots to rate, comma-separated (default: all)")
+    lad.add_argument("--fields", default="",
+                     help="at more than 2 seats, the bots that fill the other seats "
+                          "(default: the game's heuristic bots)")
     lad.add_argument("--seats", type=int, default=0,
                      help="seats per game (default: the game's standard count, at least 2)")
     lad.add_argument("--games", type=int, default=100, help="games per pairing")
@@ -199,7 +202,8 @@ def ladder(args: argparse.Namespace) -> int:
     try:
         report = lad.ladder(args.game, args.games, [b.strip() for b in args.bots.split(",")
                                                     if b.strip()],
-                            args.seats, max(1, args.workers), args.seed, broker)
+                            args.seats, max(1, args.workers), args.seed, broker,
+                            fields=[f.strip() for f in args.fields.split(",") if f.strip()])
     except (lad.BadLadder, BadPlan) as e:
         print(f"arbiter ladder: {e}", file=sys.stderr)
         return 2

@@ -1,9 +1,12 @@
 """The ladder: `arbiter ladder GAME` plays every bot against the others and rates them.
 
 Pairings: at 2 seats every pair of bots; at more seats every bot alone against a field of
-another (one bot per seat: A, B, B, B...). Each pairing is a simulation (seats rotated, so
-every bot plays every seat; on the `sim` workers with a broker, else in local processes), and
-every pairing plays the same seeds: the deals are alike, only the bots differ.
+another (one bot per seat: A, B, B, B...), the fields being the game's own heuristic bots
+unless named (a field of search bots costs a search at every seat). Each pairing is a
+simulation (seats rotated, so every bot plays every seat; on the `sim` workers with a broker,
+else in local processes), and every pairing plays the same seeds: the deals are alike, only
+the bots differ. A search level's strength is a CPU budget per move (thread time): its games
+are not repeatable from the seed as a heuristic bot's are.
 
 Ratings: a Bradley-Terry fit over every game at once, on the Elo scale (400 points: 10 to 1
 odds), the mean rating 1500. A game counts as comparisons between seats of different bots:
@@ -52,10 +55,11 @@ def entrants(game: Game) -> list[str]:
     return [*game.bots, *LEVELS]
 
 
-def pairings(bots: Sequence[str], seats: int) -> list[tuple[str, ...]]:
+def pairings(bots: Sequence[str], seats: int, fields: Sequence[str] = ()
+             ) -> list[tuple[str, ...]]:
     if seats == 2:
         return list(itertools.combinations(bots, 2))
-    return [(a,) + (b,) * (seats - 1) for a, b in itertools.permutations(bots, 2)]
+    return [(a,) + (b,) * (seats - 1) for a in bots for b in (fields or bots) if a != b]
 
 
 def comparisons(result: dict[str, Any], bots: Sequence[str]) -> list[Comparison]:
@@ -179,7 +183,7 @@ def by_side(finished: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def ladder(game_name: str, games: int, bots: Sequence[str] = (), seats: int = 0,
            workers: int = 1, seed: str = "ladder", broker_url: str = "",
-           quiet: bool = False) -> dict[str, Any]:
+           quiet: bool = False, fields: Sequence[str] = ()) -> dict[str, Any]:
     game = gameset.game(game_name)
     if game.max_seats < 2:
         raise BadLadder(f"{game.title} is played alone: a ladder needs two seats or more "
@@ -191,8 +195,12 @@ def ladder(game_name: str, games: int, bots: Sequence[str] = (), seats: int = 0,
     names = list(bots) or entrants(game)
     if len(set(names)) != len(names) or len(names) < 2:
         raise BadLadder(f"a ladder needs two different bots or more, not {names}")
+    fields = list(fields) or [b for b in names if b in game.bots] or names
+    if seats > 2 and not set(fields) <= set(names):
+        raise BadLadder(f"a field must be one of the bots rated ({', '.join(names)}), "
+                        f"not {', '.join(sorted(set(fields) - set(names)))}")
     plans = [Plan(game_name, games, list(p), seed=seed, workers=workers)
-             for p in pairings(names, seats)]
+             for p in pairings(names, seats, fields)]
     for plan in plans:
         check(plan)  # every pairing before any game: a bad name is an error, not half a run
     played: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -204,7 +212,7 @@ def ladder(game_name: str, games: int, bots: Sequence[str] = (), seats: int = 0,
         played[tuple(plan.bots)] = results
         seconds += took
     return {"game": game_name, "title": game.title, "seats": seats, "seed": seed,
-            "games_per_pairing": games, "bots": names,
+            "games_per_pairing": games, "bots": names, "fields": fields if seats > 2 else [],
             "ratings": ratings(played, names, seed),
             "head_to_head": [head_to_head(b, g) for b, g in played.items()],
             "seconds": round(seconds, 1), "workers": workers, "celery": bool(broker_url)}
@@ -218,7 +226,9 @@ def render(report: dict[str, Any]) -> str:
     """A game's ladder as text (the terminal) and as the section of docs/ladder.md."""
     lines = [f"### {report['title']}", "",
              f"{report['seats']} seats, {report['games_per_pairing']} games per pairing, seed "
-             f"`{report['seed']}`.", "", "| bot | Elo | 95% interval | games |",
+             f"`{report['seed']}`"
+             + (f"; fields: {', '.join(report['fields'])}" if report.get("fields") else "")
+             + f"; {report['seconds']} s.", "", "| bot | Elo | 95% interval | games |",
              "|---|---|---|---|"]
     for r in report["ratings"]:
         lines.append(f"| {r['bot']} | {r['elo']:.0f} | {r['ci95'][0]:.0f} to "

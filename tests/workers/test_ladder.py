@@ -54,13 +54,23 @@ def test_a_game_compares_winners_with_losers_of_other_bots_only() -> None:
     assert ladder.comparisons(result([0], finished=False), bots) == []
 
 
+def test_every_bot_and_level_enters_by_default() -> None:
+    from services.workers import gameset
+
+    assert ladder.entrants(gameset.game("bubblee")) == ["random", "greedy", "easy", "medium",
+                                                        "hard"]
+
+
 def test_the_pairings_rotate_every_bot_through_a_field_of_each_other() -> None:
     assert ladder.pairings(["r", "g", "h"], 2) == [("r", "g"), ("r", "h"), ("g", "h")]
     assert ladder.pairings(["r", "g"], 4) == [("r", "g", "g", "g"), ("g", "r", "r", "r")]
+    # At more seats the fields can be the cheap bots only: each bot alone against each.
+    assert ladder.pairings(["r", "g", "h"], 3, ["r", "g"]) == [
+        ("r", "g", "g"), ("g", "r", "r"), ("h", "r", "r"), ("h", "g", "g")]
 
 
 def test_the_ladder_puts_the_perfect_bot_above_random(toy: None) -> None:
-    report = ladder.ladder("toy", 40, quiet=True)
+    report = ladder.ladder("toy", 40, ["random", "perfect"], quiet=True)
     best, worst = report["ratings"]
     assert (best["bot"], worst["bot"]) == ("perfect", "random")
     assert best["ci95"][0] > worst["ci95"][1]  # the intervals do not overlap
@@ -70,7 +80,8 @@ def test_the_ladder_puts_the_perfect_bot_above_random(toy: None) -> None:
 
 def test_the_ladder_json_and_page(toy: None, tmp_path: Path) -> None:
     out = tmp_path / "toy.json"
-    assert arbiter(["ladder", "toy", "--games", "6", "--local", "--out", str(out)]) == 0
+    assert arbiter(["ladder", "toy", "--bots", "random,perfect", "--games", "6", "--local",
+                    "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert {"game", "seats", "seed", "games_per_pairing", "bots", "ratings", "head_to_head",
             "seconds"} <= set(report)
@@ -105,6 +116,8 @@ def test_a_multi_seat_ladder_rates_against_the_fair_share_and_by_team() -> None:
     (["ladder", "bubblee", "--bots", "random", "--games", "1", "--local"], "two different"),
     (["ladder", "moody_bear", "--seats", "7", "--games", "1", "--local"], "not 7"),
     (["ladder", "chess", "--local"], "unknown game"),
+    (["ladder", "moody_bear", "--bots", "random,keeper", "--fields", "easy", "--local"],
+     "a field must be one of the bots rated"),
 ])
 def test_a_ladder_that_cannot_be_played_says_why(
         argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
