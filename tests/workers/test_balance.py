@@ -222,4 +222,5 @@ def test_the_table_adds_a_search_level_where_a_claim_rests() -> None:
     assert balance.tiers(game, 2) == ["random", "greedy", *balance.SEARCH_LEVELS]
     assert balance.tiers(game, 5) == ["random", "greedy"]
     labels = [s.label for s in balance.scenarios("moody_bear") if s.kind == "seats"]
-    assert labels[:3] == ["3 seats, random", "3 seats, keeper", "3 seats, easy"]
+    assert labels == ["3 seats, random", "3 seats, keeper", "5 seats, random", "5 seats, keeper",
+                      "5 seats, easy"]
