@@ -224,3 +224,26 @@ def test_the_table_adds_a_search_level_where_a_claim_rests() -> None:
     labels = [s.label for s in balance.scenarios("moody_bear") if s.kind == "seats"]
     assert labels == ["3 seats, random", "3 seats, keeper", "5 seats, random", "5 seats, keeper",
                       "5 seats, easy"]
+
+
+def test_equal_turns_rescore_only_the_games_that_ran_to_the_bag() -> None:
+    def bag(winners: list[int], even: list[int], end: str = balance.BY_THE_BAG) -> dict:
+        return {**row(0, winners, 0), "winner_seats": winners, "end": end,
+                "even_turn_winners": even}
+
+    t = balance.equal_turns([bag([0], [0]), bag([0], [1]), bag([0], [0, 1]), bag([1], [1]),
+                             bag([0], [1], end="no legal drop")])
+    assert t["games"] == 4  # the full planet is no game of the bag
+    assert (t["as_played"]["first_mover_won"], t["as_played"]["decided_games"]) == (3, 4)
+    assert (t["at_equal_turns"]["first_mover_won"], t["at_equal_turns"]["decided_games"]) == (
+        1, 3)  # a tie at equal turns is no one's
+
+
+def test_a_bubblee_game_that_ran_to_the_bag_knows_its_scores_at_equal_turns() -> None:
+    game = gameset.game("bubblee")
+    for index in range(6):
+        played = play_one(game, ["greedy", "greedy"], "even", index)
+        if played["end"] == balance.BY_THE_BAG:
+            assert played["even_turn_winners"] and set(played["even_turn_winners"]) <= {0, 1}
+            return
+    pytest.fail("no game of six ran to the bag")
