@@ -119,57 +119,33 @@ def simulate(game_name: str, s: Scenario, games: int, workers: int, seed: str,
     """A row: the scenario played over RANGES seed ranges of `games` games each."""
     game = gameset.game(game_name)
     options = text_format.Parse(s.options, game.pb.Options()) if s.options else None
-    ranges = []
+    ranges, seconds = [], 0.0
     for k in range(1, RANGES + 1):
         plan = Plan(game_name, games, list(s.bots), seed=f"{seed}/{k}",
                     options=options.SerializeToString() if options else b"", workers=workers)
         print(f"{game_name}: {s.label}, seeds {plan.seed}", file=sys.stderr)
-        results, seconds = play(plan, progress_bar(sys.stderr), broker_url)
-        report = summarise(game, plan, results)
-        report["timing"] = {"seconds": round(seconds, 3)}
-        ranges.append((report, results))
-    return row_of(s, ranges)
+        results, took = play(plan, progress_bar(sys.stderr), broker_url)
+        ranges.append(results)
+        seconds += took
+    row = row_of(game, s, ranges)
+    row["seconds"] = round(seconds, 1)
+    return row
 
 
-def row_of(s: Scenario, ranges: list[tuple[dict[str, Any], list[dict[str, Any]]]]
-           ) -> dict[str, Any]:
-    """A scenario's row: the pooled figures, each range's, and what they let us claim."""
-    per_range = [figures(s, report, results) for report, results in ranges]
-    pooled_results = [r for _, results in ranges for r in results]
-    first, _ = ranges[0]
-    pooled_report = dict(first)  # the pooled counts, summed over the ranges
-    for key in ("games", "shared", "draws", "unfinished"):
-        pooled_report[key] = sum(report[key] for report, _ in ranges)
-    pooled_report["bots"] = [{**b, "wins": sum(rep["bots"][i]["wins"] for rep, _ in ranges)}
-                             for i, b in enumerate(first["bots"])]
-    fm = [report["first_mover"] for report, _ in ranges]
-    won, decided = sum(f["first_mover_won"] for f in fm), sum(f["decided_games"] for f in fm)
-    lo, hi = wilson(won, decided)
-    pooled_report["first_mover"] = {
-        "decided_games": decided, "first_mover_won": won,
-        "win_rate": round(won / decided, 4) if decided else 0.0,
-        "ci95": [round(lo, 4), round(hi, 4)], "even_share": fm[0]["even_share"]}
-    lengths = [r["commands"] for r in pooled_results if r["finished"]]
-    pooled_report["length"] = {"mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
-                               "min": min(lengths, default=0), "max": max(lengths, default=0)}
-    ends: Counter[str] = Counter()
-    for report, _ in ranges:
-        ends.update(report["ends"])
-    pooled_report["ends"] = dict(ends.most_common())
-    if "attempts" in first:
-        pooled_report["attempts"] = {
-            key: sum(report["attempts"][key] for report, _ in ranges)
-            for key in ("won", "ended", "stopped_by_cap")}
-    row = figures(s, pooled_report, pooled_results)
+def row_of(game: Game, s: Scenario, ranges: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """A scenario's row from each range's games: the pooled figures, each range's, and what
+    they let us claim."""
+    plan = Plan(game.name, 0, list(s.bots))
+    per_range = [figures(s, summarise(game, plan, results), results) for results in ranges]
+    pooled = [r for results in ranges for r in results]
+    row = figures(s, summarise(game, plan, pooled), pooled)
     row["ranges"] = [{k: r[k] for k in ("first_mover", "sides", "win_rate", "attempts",
                                          "tally", "equal_turns") if k in r} for r in per_range]
     row["verdict"] = verdict(row, row["ranges"])
-    row["seconds"] = round(sum(report["timing"]["seconds"] for report, _ in ranges), 1)
-    row["seeds"] = [report["seed"] for report, _ in ranges]
-    row["games_per_range"] = first["games"]
+    row["games_per_range"] = len(ranges[0])
     # The games themselves, command for command: a row that repeats another is no result.
     row["fingerprint"] = hashlib.sha256("".join(
-        r.get("digest", "") for r in pooled_results).encode()).hexdigest()[:16]
+        r.get("digest", "") for r in pooled).encode()).hexdigest()[:16]
     return row
 
 

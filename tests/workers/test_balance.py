@@ -106,7 +106,7 @@ def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> Non
     assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (1, 1)
 
 
-def eila_report() -> dict:
+def eila_games() -> list[dict]:
     """Two games of chapter 1, retried until won: 2 attempts won of 5 that ended, and the
     second game's third attempt won (all three tried on a chapter)."""
     def game(index: int, lost: int) -> dict:
@@ -115,8 +115,11 @@ def eila_report() -> dict:
                               "by_chapter": {"1": [1, lost]}}
         return played
 
-    plan = Plan("eila", 2, ["greedy"])
-    report = summarise(gameset.game("eila"), plan, [game(0, 1), game(1, 2)])
+    return [game(0, 1), game(1, 2)]
+
+
+def eila_report() -> dict:
+    report = summarise(gameset.game("eila"), Plan("eila", 2, ["greedy"]), eila_games())
     report["timing"] = {"seconds": 0.1, "games_per_second": 20.0}
     return report
 
@@ -124,7 +127,7 @@ def eila_report() -> dict:
 def test_an_eila_chapter_row_is_per_attempt_not_per_game() -> None:
     scenario = balance.Scenario("chapter 1, standard, greedy", ("greedy",),
                                 "single_chapter: true first_chapter: 1", kind="chapter")
-    r = balance.row_of(scenario, [(eila_report(), [])])
+    r = balance.row_of(gameset.game("eila"), scenario, [eila_games()])
     assert r["attempts"]["won"] == 2 and r["attempts"]["ended"] == 5
     assert r["win_rate"] == 0.4 and r["sole_wins"] == 2  # not 2 games won of 2
     assert r["attempts"]["ci95"][0] < 0.4 < r["attempts"]["ci95"][1]
@@ -146,11 +149,12 @@ def test_a_solo_game_prints_no_first_mover_line() -> None:
 
 
 def test_the_most_common_end_is_the_largest_count_not_the_first_key() -> None:
-    report = summarise(gameset.game("bubblee"), Plan("bubblee", 3, ["greedy"] * 2),
-                       [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)])
-    report["ends"] = {"a planet is full": 1, "the bag cannot refill the sky": 2}  # sorted keys
-    report["timing"] = {"seconds": 0.1, "games_per_second": 30.0}
-    r = balance.row_of(balance.Scenario("2 seats, greedy", ("greedy",) * 2), [(report, [])])
+    games = [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)]
+    ends = ["a planet is full", *["the bag cannot refill the sky"] * 2]
+    for played, end in zip(games, ends, strict=True):
+        played["end"] = end  # the JSON keeps its keys sorted: "a planet..." comes first
+    r = balance.row_of(gameset.game("bubblee"),
+                       balance.Scenario("2 seats, greedy", ("greedy",) * 2), [games])
     text = balance.markdown({"game": "bubblee", "games_per_range": 3, "ranges": 1,
                              "seeds": ["s"], "scenarios": [r]})
     assert text.rstrip().endswith("| the bag cannot refill the sky |")
