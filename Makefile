@@ -113,7 +113,7 @@ balance: $(STAMP) $(GEN_STAMP)
 
 # docs/ladder.md and docs/ladder/ (every bot and level; on the sim workers with a broker set).
 ladder: $(STAMP) $(GEN_STAMP)
-	$(VENV)/bin/arbiter ladder bubble_shadow --docs --seats 2 --games $${LADDER_GAMES:-10} --bots random,greedy,easy,medium,hard --workers 2
+	$(VENV)/bin/arbiter ladder bubble_shadow --docs --seats 2 --games $${LADDER_GAMES:-8} --bots random,greedy,easy,hard --workers 2
 	$(VENV)/bin/arbiter ladder bubblee --docs --games $${LADDER_GAMES:-8} --bots random,greedy,easy,hard --workers 2
 	$(VENV)/bin/arbiter ladder shadow_council --docs --games $${LADDER_GAMES:-8} --bots random,sleuth,easy,hard --workers 2
 	$(VENV)/bin/arbiter ladder moody_bear --docs --games $${LADDER_GAMES:-8} --bots random,keeper,easy,hard --workers 2

@@ -323,7 +323,8 @@ def markdown(report: dict[str, Any]) -> str:
     chapters = [r for r in report["scenarios"] if r["kind"] == "chapter"]
     per_range = report["games_per_range"] if rows else chapter_games(report["games_per_range"])
     lines = [f"### {game.title}", "",
-             f"{per_range} games per seed range, {report['ranges']} ranges per row (seeds "
+             f"{per_range} game{'s' if per_range > 1 else ''} per seed range, "
+             f"{report['ranges']} ranges per row (seeds "
              f"{', '.join(f'`{s}`' for s in report['seeds'])}); "
              f"![{game.title}](balance/{game.name}.png)", ""]
     if rows:
