@@ -448,12 +448,23 @@ def write(reports: list[dict[str, Any]], docs: str = DOCS) -> None:
         with open(os.path.join(folder, f"{report['game']}.json"), "w") as f:
             json.dump(report, f, indent=1, sort_keys=True)
         plot(report, os.path.join(folder, f"{report['game']}.png"))
-    page = os.path.join(docs, "balance.md")
-    text = open(page).read() if os.path.exists(page) else f"# Balance\n\n{BEGIN}\n{END}\n"
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    figures = "\n".join(markdown(r) for r in sorted(
-        (json.load(open(os.path.join(folder, name))) for name in sorted(os.listdir(folder))
-         if name.endswith(".json")), key=lambda r: list(gameset.all_games()).index(r["game"])))
+    figures = "\n".join(markdown(r) for r in saved(folder))
+    write_figures(os.path.join(docs, "balance.md"), "Balance", BEGIN, END, figures)
+
+
+def saved(folder: str) -> list[dict[str, Any]]:
+    """The JSON reports of a folder, in the order of the games."""
+    order = list(gameset.all_games())
+    reports = [json.load(open(os.path.join(folder, name))) for name in os.listdir(folder)
+               if name.endswith(".json")]
+    return sorted(reports, key=lambda r: order.index(r["game"]) if r["game"] in order
+                  else len(order))
+
+
+def write_figures(page: str, title: str, begin: str, end: str, figures: str) -> None:
+    """Write `figures` between the page's markers; the prose around them stays."""
+    text = open(page).read() if os.path.exists(page) else f"# {title}\n\n{begin}\n{end}\n"
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
     with open(page, "w") as f:
-        f.write(f"{head}{BEGIN}\n\n{figures}\n{END}{tail}")
+        f.write(f"{head}{begin}\n\n{figures}\n{end}{tail}")

@@ -254,26 +254,14 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-PAGE_HEAD = """# Ladder
-
-`arbiter ladder GAME` plays every bot of a game against the others and rates them; `make
-ladder` writes this page and `docs/ladder/<game>.json`. Everything below the line is written
-by that command.
-
-How to read it: the ratings are a Bradley-Terry fit over all of a game's games on the Elo
-scale (mean 1500; 200 points is 76% expected against the lower bot), each winner beating each
-loser of another bot (weight 1/(seats - 1)); the interval is a bootstrap over the games of
-each pairing. At 2 seats a pairing is A against B, seats rotated; at more seats it is A in one
-seat against B in every other, so A's seat won is set against the fair share (the winners per
-game over the seats, in the same games). Shared wins, games nobody won and unfinished games
-are counted apart and rate nobody.
-
----
-"""
+BEGIN, END = "<!-- figures: written by `make ladder` -->", "<!-- /figures -->"
 
 
 def write(report: dict[str, Any], path: str = "", docs: str = "") -> None:
-    """The JSON at `path`; with `docs`, also docs/ladder/GAME.json and docs/ladder.md anew."""
+    """The JSON at `path`; with `docs`, also docs/ladder/GAME.json and the figures part of
+    docs/ladder.md (between its markers: the prose around them stays)."""
+    from services.workers.balance import saved, write_figures
+
     if path:
         with open(path, "w") as f:
             json.dump(report, f, indent=1, sort_keys=True)
@@ -283,9 +271,5 @@ def write(report: dict[str, Any], path: str = "", docs: str = "") -> None:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, f"{report['game']}.json"), "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
-    order = list(gameset.all_games())
-    reports = sorted((json.load(open(os.path.join(folder, name)))
-                      for name in os.listdir(folder) if name.endswith(".json")),
-                     key=lambda r: order.index(r["game"]) if r["game"] in order else len(order))
-    with open(os.path.join(docs, "ladder.md"), "w") as f:
-        f.write(PAGE_HEAD + "\n" + "\n".join(render(r) for r in reports))
+    write_figures(os.path.join(docs, "ladder.md"), "Ladder", BEGIN, END,
+                  "\n".join(render(r) for r in saved(folder)))

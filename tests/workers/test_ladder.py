@@ -91,9 +91,12 @@ def test_the_ladder_json_and_page(toy: None, tmp_path: Path) -> None:
         assert r["ci95"][0] <= r["elo"] <= r["ci95"][1]
     (h,) = report["head_to_head"]
     assert h["a_won"] + h["b_won"] + h["shared"] + h["no_winner"] + h["unfinished"] == 6
+    (tmp_path / "ladder.md").write_text(f"# Ladder\n\nProse.\n\n{ladder.BEGIN}\nold\n"
+                                        f"{ladder.END}\nMore prose.\n")
     ladder.write(report, docs=str(tmp_path))
     page = (tmp_path / "ladder.md").read_text()
-    assert "### Take the last counter" in page
+    assert "### Take the last counter" in page and "old" not in page
+    assert "Prose." in page and "More prose." in page
     assert "| perfect |" in page and (tmp_path / "ladder" / "toy.json").exists()
 
 
