@@ -9,9 +9,13 @@
 
 from __future__ import annotations
 
+import math
+
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
+from services.bubble_shadow.state import State
+from services.bubble_shadow.view import show
 from services.core.decider import Bot, Rng
 
 # The greedy bot's own pay order: give away what resolution punishes, keep what it rewards.
@@ -82,6 +86,20 @@ def _value(ests: list[Estimate], seat: int) -> float:
     tallies = [_tally(e) for e in ests]
     scoring = tk.resolve_two if len(ests) == 2 else tk.resolve_many
     return scoring(tallies)[seat] + 0.1 * _linear(tallies[seat])  # type: ignore[arg-type]
+
+
+def estimate(state: State, seat: int) -> float:
+    """The chance `seat` wins from here (where a search stops): its lead in Soul Tokens,
+    counting what each seat would score if the round ended now."""
+    view = show(state, seat)
+    view.seat = seat
+    ests = _estimates(view)
+    souls = [p.soul + _value(ests, s) for s, p in enumerate(state.players)]
+    lead = souls[seat] - max(v for s, v in enumerate(souls) if s != seat)
+    return 1 / (1 + math.exp(-lead / SOUL_SCALE))
+
+
+SOUL_SCALE = 1.5  # a lead of 1.5 Soul Tokens is worth about 3 to 1
 
 
 def _count(est: Estimate, price: int) -> float:

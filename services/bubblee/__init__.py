@@ -6,7 +6,7 @@ from arbiter.bubblee.v1 import bubblee_pb2
 
 from services.bubblee import render as drawing
 from services.bubblee import rules, view
-from services.bubblee.bots import BOTS
+from services.bubblee.bots import BOTS, estimate
 from services.bubblee.metrics import FIGURES, observe
 from services.bubblee.state import State, evolve, start
 from services.bubblee.words import describe, describe_event
@@ -48,8 +48,10 @@ GAME: Game[State] = Game(
     outcome=rules.outcome,
     bots=BOTS,
     default_bot="greedy",
+    estimate=estimate,
     recheck=rules.recheck,  # a solo game set up before the levels were reordered
     redeal=None,  # nothing is hidden in Bubblee Pop
+    redraw=view.redraw,
     observe=observe,
     figures=FIGURES,
     # Snapshots hold a State built by evolve, from the board and the level data.

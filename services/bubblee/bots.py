@@ -11,6 +11,7 @@ Everything in Bubblee Pop is public, so a bot may rebuild the table from its vie
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
@@ -133,6 +134,12 @@ def _standing(state: State, seat: int) -> float:
     return mine - theirs
 
 
+def estimate(state: State, seat: int) -> float:
+    """The chance `seat` wins from here, read from its standing (where a search stops)."""
+    return 1 / (1 + math.exp(-_standing(state, seat) / STANDING_SCALE))
+
+
+STANDING_SCALE = 30.0  # a lead of three Bubblees scored is worth about 3 to 1
 SOLO_POWERS = (RED, PURPLE, BLUE)  # the powers that reach the target
 
 

@@ -12,11 +12,12 @@ from services.bubblee.state import (
     State,
     _counts,
     _planet_masks,
+    _update,
     put_counts,
     scores,
     target_remaining,
 )
-from services.core.decider import Outcome
+from services.core.decider import Outcome, Rng
 
 
 def show(state: State, seat: int | None) -> pb.View:
@@ -56,6 +57,14 @@ def show(state: State, seat: int | None) -> pb.View:
 def redact(event: pb.Event, seat: int | None) -> pb.Event:
     """Nothing is hidden: every event is public."""
     return event
+
+
+def redraw(state: State, rng: Rng) -> State:
+    """A solo level's draws to come follow from the level's bag seed, which no view shows:
+    the same table drawing from another seed."""
+    if not state.solo_level:
+        return state
+    return _update(state, draw_seed=rng.below(1 << 32))
 
 
 def state_from_view(v: pb.View) -> State:

@@ -26,10 +26,13 @@ class Level:
     depth: int | None
 
 
+# A short playout judged by the game's estimate buys more sampled worlds than a long one:
+# the depth grows with the budget (docs/bots.md gives the measurements). A game without an
+# estimate plays every playout to the end.
 LEVELS: dict[str, Level] = {
-    "easy": Level(Budget(0.010), 8),
-    "medium": Level(Budget(0.060), 16),
-    "hard": Level(Budget(0.240), 24),
+    "easy": Level(Budget(0.015), 4),
+    "medium": Level(Budget(0.060), 8),
+    "hard": Level(Budget(0.225), 12),  # 25 ms below 250: a GC pause or a last command
 }
 MAX_MS = 250
 _MS = re.compile(r"([1-9][0-9]{0,2})ms")
@@ -44,14 +47,23 @@ def level(name: str) -> Level | None:
     return None
 
 
+def searchable(game: Game) -> bool:
+    """Whether search bots may play `game`: it hides nothing, or it can re-deal what a seat
+    cannot see (without `redeal`, a search would play the true hidden cards out)."""
+    return game.redeal is not None or not game.suite.no_redeal
+
+
 def bot_names(game: Game) -> list[str]:
     """The names a seat of `game` may give its bot, as a player reads them."""
-    return [*sorted(game.bots), *LEVELS, f"<N>ms (1-{MAX_MS})"]
+    levels = [*LEVELS, f"<N>ms (1-{MAX_MS})"] if searchable(game) else []
+    return [*sorted(game.bots), *levels]
 
 
 def known(game: Game, name: str) -> bool:
     """Whether `name` (empty: the game's default) names a bot of `game`."""
-    return (name or game.default_bot) in game.bots or level(name) is not None
+    if (name or game.default_bot) in game.bots:
+        return True
+    return level(name) is not None and searchable(game)
 
 
 def check(game: Game, name: str, where: str = "seats") -> None:
@@ -71,5 +83,7 @@ def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng
     if found is None:
         bot = game.bots[bot_name or game.default_bot]
         return bot(game.view(state, seat), game.legal_actions(state, seat), rng)
+    if not searchable(game):
+        raise ValueError(f"{game.title} cannot re-deal what a seat cannot see: no search bot")
     budget = found.budget if playouts is None else Budget(math.inf, playouts)
     return search(game, state, seat, rng, budget, found.depth)

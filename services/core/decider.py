@@ -285,6 +285,9 @@ class Game(Generic[S]):
     default_bot: str = "random"
     # Re-deal everything `seat` cannot see (for the leak test); None when nothing is hidden.
     redeal: Callable[[S, int, Rng], S] | None = None
+    # The same state with the chance to come that it already holds (a solo level's seeded
+    # draws) drawn anew, so that a search bot cannot foresee it. None: decide draws it all.
+    redraw: Callable[[S, Rng], S] | None = None
     # The game's own planner for the search bots (easy, medium, hard, <N>ms): (a state already
     # re-dealt from the seat's viewpoint, the seat, the bot's rng, its budget) -> a command.
     # None: the generic search of services/core/search.py.

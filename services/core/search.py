@@ -9,6 +9,7 @@ each world out with the real rules.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -36,9 +37,11 @@ class Budget:
 
 def sample_world(game: Game[S], state: S, seat: int, rng: Rng) -> S:
     """One world `seat` cannot tell from the true one: whatever it cannot see (the others'
-    cards, and for a game whose state holds its future draws, those draws) dealt anew from
-    the bot's own rng. A game that hides nothing is its own only world."""
-    return state if game.redeal is None else game.redeal(state, seat, rng)
+    cards; the draws to come, where the state holds them) dealt anew from the bot's own rng.
+    A game that hides nothing and draws as it goes is its own only world."""
+    if game.redeal is not None:
+        state = game.redeal(state, seat, rng)
+    return state if game.redraw is None else game.redraw(state, rng)
 
 
 def _applied(game: Game[S], state: S, seat: int | None, command: Message, rng: Rng) -> S:
@@ -48,17 +51,19 @@ def _applied(game: Game[S], state: S, seat: int | None, command: Message, rng: R
 
 
 def _value(result: Outcome, seat: int) -> float:
-    """1 for a win (alone or with a team), 0.5 for a draw, 0 for a loss."""
-    if seat in result.winners:
-        return 1.0
-    return 0.5 if not result.winners and result.scores and len(set(result.scores)) == 1 else 0.0
+    """1 for a win, alone, shared or with a team; 0 otherwise."""
+    return 1.0 if seat in result.winners else 0.0
 
 
-def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int | None) -> float:
+def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int | None,
+            stop: Callable[[], bool] = lambda: False) -> float | None:
     """How `seat` fares in `world` when every seat plays `bot` from here: the outcome's
-    value, or the game's estimate (Game.estimate) once `depth` commands are played."""
+    value, or the game's estimate (Game.estimate) once `depth` commands are played. None
+    when `stop` says the budget ran out on the way (checked at every command)."""
     played = 0
     while (result := game.outcome(world)) is None:
+        if stop():
+            return None
         if depth is not None and played >= depth and game.estimate is not None:
             return game.estimate(world, seat)
         actors = game.to_act(world)
@@ -78,11 +83,14 @@ def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int |
 def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
            depth: int | None = None) -> Message:
     """The legal command of `seat` that fares best over sampled worlds (perfect-information
-    Monte Carlo): each round samples one world, plays every command out in it with the
-    game's heuristic bot on every seat, and adds up the results; the search stops when the
-    budget is spent. Every command of a round meets the same world and the same chance (a
-    fair comparison); a command tried fewer times when the budget runs out is judged by its
-    mean. Ties go to the earlier legal command, so a fixed seed and playout cap repeat."""
+    Monte Carlo). Each round samples one world and plays each candidate command out in it,
+    every seat then playing the game's heuristic bot; every candidate of a round meets the
+    same world and the same chance, a fair comparison. After rounds 1, 2, 4, 8... the worse
+    half of the candidates is dropped (successive halving), so that the budget goes to the
+    commands that could be best. The search stops when the budget is spent, and plays the
+    best mean among the candidates left. The heuristic bot's own choice is the first
+    candidate: ties, and a budget too small to tell the commands apart, go to it. A fixed
+    seed and playout cap give the same choice."""
     started = time.thread_time()
     legal = game.legal_actions(state, seat)
     if len(legal) == 1:
@@ -90,18 +98,34 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     if game.search is not None:
         return game.search(sample_world(game, state, seat, rng), seat, rng, budget)
     bot = game.bots[game.default_bot]
+    usual = bot(game.view(state, seat), legal, rng)
+    candidates = sorted(range(len(legal)), key=lambda i: legal[i] != usual)
     totals, tries = [0.0] * len(legal), [0] * len(legal)
-    playouts = 0
+    playouts = rounds = 0
+
+    def out_of_budget() -> bool:  # a playout cut short by the budget is not counted
+        return budget.spent(started, playouts)
+
     while not budget.spent(started, playouts):
         world = sample_world(game, state, seat, rng)
         chance = rng.below(1 << 62).to_bytes(8, "big")
-        for i, command in enumerate(legal):
-            trial = Rng(chance, 0)  # the same draws for every command of this round
-            after = _applied(game, world, seat, command, trial)
-            totals[i] += playout(game, after, seat, bot, trial, depth)
+        for i in candidates:
+            trial = Rng(chance, 0)  # the same draws for every candidate of this round
+            after = _applied(game, world, seat, legal[i], trial)
+            value = playout(game, after, seat, bot, trial, depth, out_of_budget)
+            if value is None:
+                break
+            totals[i] += value
             tries[i] += 1
             playouts += 1
             if budget.spent(started, playouts):
                 break
-    means = [t / n if n else -1.0 for t, n in zip(totals, tries, strict=True)]
-    return legal[means.index(max(means))]
+        else:  # a whole round
+            rounds += 1
+            if rounds & (rounds - 1) == 0 and len(candidates) > 2:
+                candidates = sorted(candidates, key=lambda i: -totals[i] / tries[i])
+                candidates = candidates[:max(2, len(candidates) // 2)]
+    tried = [i for i in candidates if tries[i]]
+    if not tried:
+        return usual
+    return legal[max(tried, key=lambda i: (totals[i] / tries[i], -candidates.index(i)))]

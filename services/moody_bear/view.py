@@ -157,7 +157,8 @@ def redeal(state: State, seat: int, rng: Rng) -> State:
 
 def redeal_teams(state: State, seat: int, rng: Rng) -> State:
     unknown = [s for s in range(state.players) if s not in state.known[seat]]
-    pool = rng.shuffled([state.teams[s] for s in unknown] + list(state.set_aside))
+    # Sorted before the shuffle: the order the true state holds them in must not show through.
+    pool = rng.shuffled(sorted([state.teams[s] for s in unknown] + list(state.set_aside)))
     teams = state.teams
     for s, team in zip(unknown, pool, strict=False):
         teams = set_at(teams, s, team)
@@ -179,6 +180,7 @@ def redeal_cards(state: State, seat: int, rng: Rng) -> State:
         pool.append(state.trade.card)
     if top_hidden:
         pool += [c for c in state.top if c != DARK_SWALLOW]
+    pool.sort()  # a canonical order first: where each card truly lies must not show through
     rng.shuffle(pool)
 
     def take(n: int) -> list[Card]:

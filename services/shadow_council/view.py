@@ -143,6 +143,7 @@ def redeal(s: State, seat: int, rng: Rng) -> State:
     for other in range(s.seats):
         if other != seat:
             pool += s.hands[other]
+    pool.sort()  # a canonical order first: where each card truly lies must not show through
     rng.shuffle(pool)
     hands = list(s.hands)
     for other in range(s.seats):

@@ -2,13 +2,18 @@
 "use strict";
 
 const ARBITER = "arbiter.v1.Arbiter";
+// bots: each game's own bots; levels: whether search bots play it (a game that hides
+// something needs a re-deal first). The server checks every name (UNKNOWN_BOT).
 const GAMES = {
-  bubblee: { title: "Bubblee Pop", seats: [2, 2], bots: ["greedy", "random"] },
-  bubble_shadow: { title: "Bubble and Shadow", seats: [2, 5], bots: [] },
-  moody_bear: { title: "Moody Bear Kingdom", seats: [3, 5], bots: [] },
-  shadow_council: { title: "Shadow Council", seats: [4, 6], bots: [] },
-  eila: { title: "Eila and Something Shiny", seats: [1, 1], bots: [] },
+  bubblee: { title: "Bubblee Pop", seats: [2, 2], bots: ["greedy", "random"], levels: true },
+  bubble_shadow: { title: "Bubble and Shadow", seats: [2, 5], bots: ["greedy", "random"], levels: true },
+  moody_bear: { title: "Moody Bear Kingdom", seats: [3, 5], bots: ["keeper", "random"], levels: true },
+  shadow_council: { title: "Shadow Council", seats: [4, 6], bots: ["sleuth", "random"], levels: true },
+  eila: { title: "Eila and Something Shiny", seats: [1, 1], bots: ["greedy", "random", "random_options"], levels: false },
 };
+const LEVELS = ["easy", "medium", "hard"]; // search bots: 15, 60 and 225 ms of CPU a move
+const botChoices = g => ["", ...(g.levels ? LEVELS : []), ...g.bots]
+  .map(b => `<option value="${b}">${b || "default"}</option>`).join("");
 const service = game => `arbiter.${game}.v1.Game`;
 const $ = sel => document.querySelector(sel);
 let leaving = []; // what to stop when the page changes (timers, streams)
@@ -90,7 +95,7 @@ function newPage() {
   const seatRow = (kind = "HUMAN", name = "") => {
     const row = el(`<div class="form-row seat"><label>name <input class="s-name" value="${esc(name)}"></label>
       <label>kind <select class="s-kind"><option>HUMAN</option><option>OPEN</option><option>AI</option></select></label>
-      <label>bot (AI) <input class="s-bot" placeholder="default"></label><button class="s-remove">remove</button></div>`);
+      <label>bot (AI) <select class="s-bot">${botChoices(GAMES[$("#n-game").value])}</select></label><button class="s-remove">remove</button></div>`);
     row.querySelector(".s-kind").value = kind;
     row.querySelector(".s-remove").onclick = () => row.remove();
     $("#seats").append(row);

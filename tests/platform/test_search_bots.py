@@ -1,0 +1,130 @@
+"""Search bots by name: levels and CPU budgets are accepted where a bot is named, unknown names
+are refused with the choices, a playout cap repeats, the CPU budget stops the search, and a
+server plays a level's AI turns off its event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+
+import pytest
+
+from services import games as registry
+from services.core import bots, search
+from services.core.decider import MalformedCommand, Rng, Seat
+from services.core.host import Host
+from services.core.server import in_process_ai
+from services.core.store import MemoryStore
+from services.workers.simulate import Plan, check, play_one
+from tests.platform.test_cli_play import play
+
+BUBBLEE = registry.game("bubblee")
+BUBBLE_SHADOW = registry.game("bubble_shadow")
+
+
+def opening(game=BUBBLE_SHADOW, seed: int = 0):  # type: ignore[no-untyped-def]
+    seats = [Seat(f"p{i}") for i in range(game.seat_count)]
+    return game.replay(game.setup(game.pb.Options(), seats, Rng(b"opening-%d" % seed, 0)))
+
+
+@pytest.mark.parametrize("name", ["easy", "medium", "hard", "1ms", "120ms", "250ms"])
+def test_levels_and_budgets_name_a_bot(name: str) -> None:
+    assert bots.known(BUBBLEE, name)
+    assert bots.level(name) is not None
+
+
+@pytest.mark.parametrize("name", ["0ms", "251ms", "1000ms", "120", "ms", "Hard", "oracle"])
+def test_other_names_are_refused_with_the_choices(name: str) -> None:
+    assert not bots.known(BUBBLEE, name)
+    with pytest.raises(MalformedCommand) as refused:
+        bots.check(BUBBLEE, name)
+    assert refused.value.code == "UNKNOWN_BOT"
+    assert "greedy" in refused.value.message and "hard" in refused.value.message
+
+
+def test_a_game_that_hides_something_without_a_redeal_has_no_search_bot() -> None:
+    eila = registry.game("eila")
+    if eila.redeal is not None:
+        pytest.skip("Eila can be re-dealt now")
+    assert not bots.known(eila, "hard") and bots.known(eila, "greedy")
+    assert "hard" not in bots.bot_names(eila)
+
+
+async def test_create_game_takes_a_level_and_refuses_an_unknown_bot() -> None:
+    host = Host(MemoryStore(), {BUBBLEE.name: BUBBLEE})
+    made = await host.create(BUBBLEE.name, [Seat("me"), Seat("ai", "ai", "120ms")],
+                             BUBBLEE.pb.Options())
+    assert (await host.load(made.game_id)).seats[1].bot == "120ms"
+    with pytest.raises(MalformedCommand) as refused:
+        await host.create(BUBBLEE.name, [Seat("me"), Seat("ai", "ai", "251ms")],
+                          BUBBLEE.pb.Options())
+    assert refused.value.code == "UNKNOWN_BOT" and "easy" in refused.value.message
+
+
+def test_simulations_take_levels() -> None:
+    check(Plan("bubblee", 1, ["easy", "greedy"]))
+    with pytest.raises(ValueError, match="no bot named 251ms"):
+        check(Plan("bubblee", 1, ["251ms", "greedy"]))
+    result = play_one(BUBBLEE, ["easy", "greedy"], "search", 0)
+    assert result["finished"] and not result["error"]
+
+
+def test_a_playout_cap_repeats_the_choice() -> None:
+    state = opening()
+    seat = BUBBLE_SHADOW.to_act(state)[0]
+    chosen = {bots.choose_command(BUBBLE_SHADOW, state, seat, "medium", Rng(b"same", 0),
+                                  playouts=12).SerializeToString() for _ in range(3)}
+    assert len(chosen) == 1
+
+
+def test_the_search_stops_once_its_cpu_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clock that moves 5 ms per playout: a 20 ms budget buys four playouts."""
+    now = [0.0]
+    played = []
+    real_playout = search.playout
+
+    def timed_playout(*args, **kwargs):  # type: ignore[no-untyped-def]
+        value = real_playout(*args, **kwargs)
+        played.append(value)
+        now[0] += 0.005
+        return value
+
+    monkeypatch.setattr(search.time, "thread_time", lambda: now[0])
+    monkeypatch.setattr(search, "playout", timed_playout)
+    state = opening()
+    seat = BUBBLE_SHADOW.to_act(state)[0]
+    assert len(BUBBLE_SHADOW.legal_actions(state, seat)) > 4
+    bots.choose_command(BUBBLE_SHADOW, state, seat, "20ms", Rng(b"budget", 0))
+    assert len(played) == 4 and None not in played
+
+
+def test_a_playout_stops_where_the_budget_runs_out() -> None:
+    state = opening()
+    seat = BUBBLE_SHADOW.to_act(state)[0]
+    bot = BUBBLE_SHADOW.bots["greedy"]
+    steps = itertools.count()
+    assert search.playout(BUBBLE_SHADOW, state, seat, bot, Rng(b"p", 0), None,
+                          lambda: next(steps) >= 3) is None
+    assert next(steps) == 4  # checked before each command: three played, stopped at the 4th
+
+
+async def test_a_server_plays_a_levels_ai_turns() -> None:
+    host = Host(MemoryStore(), {BUBBLEE.name: BUBBLEE}, ai_dispatch=in_process_ai)
+    seats = [Seat("a", "ai", "easy"), Seat("b", "ai", "greedy")]
+    game_id = (await host.create(BUBBLEE.name, seats, BUBBLEE.pb.Options())).game_id
+    for _ in range(20_000):
+        await asyncio.sleep(0.001)
+        if (await host.load(game_id)).version > 40:
+            break
+    assert (await host.load(game_id)).version > 40
+
+
+def test_arbiter_play_takes_a_level_and_refuses_an_unknown_one(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("ARBITER_PLAY_DIR", str(tmp_path / "play"))
+    code, out = play(monkeypatch, capsys, "bubblee", "--bot", "easy", stdin="0\n" * 12 + "q\n")
+    assert code == 0 and "against 1 easy bot(s)" in out and "refused" not in out
+    code, out = play(monkeypatch, capsys, "bubblee", "--bot", "251ms", stdin="")
+    assert code == 2 and "no bot '251ms'" in out and "hard" in out
