@@ -12,7 +12,7 @@ GEN_STAMP := gen/.stamp
 BUF_VERSION := 1.75.0
 BUF := .tools/buf-$(BUF_VERSION)/node_modules/.bin/buf
 
-.PHONY: run test test-fast ts browser router bench bench-streams loadtest abuse lint typecheck protos buf clean
+.PHONY: run test test-fast ts browser router bench bench-streams loadtest abuse lint typecheck protos buf clean balance ladder
 
 # `make run` installs the runtime pins and the two build tools it needs (grpcio-tools for gen/,
 # setuptools for the editable install): no test, lint or plotting tools. $(STAMP) adds the rest.
@@ -109,7 +109,14 @@ abuse: $(STAMP) $(GEN_STAMP)
 
 # docs/balance.md's figures and docs/balance/ (on the Celery sim workers with a broker set).
 balance: $(STAMP) $(GEN_STAMP)
-	$(VENV)/bin/arbiter balance --all --docs --games $${BALANCE_GAMES:-100} --workers 2
+	$(VENV)/bin/arbiter balance --all --docs --games $${BALANCE_GAMES:-12} --workers 2
+
+# docs/ladder.md and docs/ladder/ (every bot and level; on the sim workers with a broker set).
+ladder: $(STAMP) $(GEN_STAMP)
+	$(VENV)/bin/arbiter ladder bubble_shadow --docs --seats 2 --games $${LADDER_GAMES:-8} --bots random,greedy,easy,hard --workers 2
+	$(VENV)/bin/arbiter ladder bubblee --docs --games $${LADDER_GAMES:-8} --bots random,greedy,easy,hard --workers 2
+	$(VENV)/bin/arbiter ladder shadow_council --docs --games $${LADDER_GAMES:-8} --bots random,sleuth,easy,hard --workers 2
+	$(VENV)/bin/arbiter ladder moody_bear --docs --games $${LADDER_GAMES:-8} --bots random,keeper,easy,hard --workers 2
 
 lint: $(STAMP) $(GEN_STAMP)
 	$(VENV)/bin/ruff check services tests loadtests tools

@@ -27,6 +27,7 @@ from services.core.store import MemoryStore, StoreRefused, check_file
 from services.process import serve as serve_forever
 from services.workers.cli import (  # noqa: F401 (subcommands)
     balance,
+    ladder,
     rebuild,
     simulate,
     stats,

@@ -3,6 +3,7 @@
     arbiter replay --rebuild                 drop every read model and rebuild it from the streams
     arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
     arbiter balance <game>|--all --out DIR|--docs   the balance report (docs/ with --docs)
+    arbiter ladder <game> [--bots A,B,..] --out FILE|--docs   every bot against the others, Elo
     arbiter stats <game>                     the statistics read model of a game
     arbiter workers projections|deadlines    run a projection consumer / the deadline scheduler
     arbiter workers ai|sim [-c K]            run a Celery worker on queue `ai` or `sim`
@@ -52,7 +53,8 @@ def add_parsers(sub: Any) -> None:
                          "by seat count and options, lengths, endings (docs/balance.md)")
     bal.add_argument("game", nargs="?", default="", help="a game, or none with --all")
     bal.add_argument("--all", action="store_true", help="every game")
-    bal.add_argument("--games", type=int, default=200, help="games per scenario")
+    bal.add_argument("--games", type=int, default=30,
+                     help="games per seed range of a row (three ranges a row)")
     bal.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
     bal.add_argument("--seed", default="balance")
     bal.add_argument("--local", action="store_true",
@@ -61,6 +63,24 @@ def add_parsers(sub: Any) -> None:
                      help="the folder to write balance.md and balance/ into")
     bal.add_argument("--docs", action="store_true",
                      help="write into the project's docs/ (docs/balance.md, docs/balance/)")
+
+    lad = sub.add_parser("ladder", help="every bot against the others (seats rotated, many "
+                         "seeds): Elo ratings with intervals, head-to-head rates (docs/ladder.md)")
+    lad.add_argument("game")
+    lad.add_argument("--bots", default="", help="the bots to rate, comma-separated (default: all)")
+    lad.add_argument("--fields", default="",
+                     help="at more than 2 seats, the bots that fill the other seats "
+                          "(default: the game's heuristic bots)")
+    lad.add_argument("--seats", type=int, default=0,
+                     help="seats per game (default: the game's standard count, at least 2)")
+    lad.add_argument("--games", type=int, default=100, help="games per pairing")
+    lad.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
+    lad.add_argument("--seed", default="ladder")
+    lad.add_argument("--local", action="store_true",
+                     help="play here even when ARBITER_BROKER_URL is set")
+    lad.add_argument("--out", default="", metavar="FILE", help="write the ladder as JSON here")
+    lad.add_argument("--docs", action="store_true",
+                     help="write docs/ladder/GAME.json and docs/ladder.md")
 
     stats = sub.add_parser("stats", help="a game's statistics from the read model")
     stats.add_argument("game")
@@ -162,6 +182,33 @@ def balance(args: argparse.Namespace) -> int:
                for n in names]
     report.write(reports, folder)
     print(f"wrote {', '.join(names)} into {os.path.abspath(folder)}")
+    return 0
+
+
+# ---- ladder ------------------------------------------------------------------------------
+
+
+def ladder(args: argparse.Namespace) -> int:
+    from services.workers import ladder as lad
+    from services.workers.simulate import BadPlan
+
+    if args.game not in gameset.all_games():
+        print(f"unknown game {args.game!r}: name one of {', '.join(gameset.all_games())}",
+              file=sys.stderr)
+        return 2
+    from services.workers.celery_app import check_env
+
+    broker = "" if args.local else check_env()
+    try:
+        report = lad.ladder(args.game, args.games, [b.strip() for b in args.bots.split(",")
+                                                    if b.strip()],
+                            args.seats, max(1, args.workers), args.seed, broker,
+                            fields=[f.strip() for f in args.fields.split(",") if f.strip()])
+    except (lad.BadLadder, BadPlan) as e:
+        print(f"arbiter ladder: {e}", file=sys.stderr)
+        return 2
+    lad.write(report, args.out, lad.DOCS if args.docs else "")
+    print(lad.render(report))
     return 0
 
 

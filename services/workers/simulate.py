@@ -32,6 +32,49 @@ MAX_COMMANDS = 20_000
 Progress = Callable[[int, int], None]
 
 
+def _moody_bear_sides(state: Any) -> list[str]:
+    from services.moody_bear import state as mb
+
+    return [mb.pb.Team.Name(t).lower() for t in state.teams]
+
+
+def _shadow_council_tally(state: Any) -> dict[str, str]:
+    """Who won, and who would have without the zone bonus point (survivors, then gold)."""
+    from services.shadow_council.rules import tally
+
+    t = tally(state)
+    survivors, gold = t.survivors, t.gold
+    without = ""
+    if len(set(survivors.values())) > 1:
+        without = max(survivors, key=lambda f: survivors[f])
+    elif len(set(gold.values())) > 1:
+        without = max(gold, key=lambda f: gold[f])
+    return {"winner": t.winner.lower(), "without_bonus": without.lower(),
+            "bonus": t.zone_bonus.lower()}
+
+
+def _bubblee_scores(state: Any) -> tuple[int, ...]:
+    from services.bubblee.state import scores
+
+    return scores(state)
+
+
+# The score of every seat, for games won on points: the balance report's "at equal turns"
+# takes the scores as they stood when the first mover was about to start a turn (both
+# sides having had as many), which removes an extra last turn from the same games.
+SCORES: dict[str, Callable[[Any], Sequence[int]]] = {"bubblee": _bubblee_scores}
+
+# Facts of a final state the balance report weighs (a counterfactual on the tally).
+TALLIES: dict[str, Callable[[Any], dict[str, str]]] = {"shadow_council": _shadow_council_tally}
+
+# Where seats win together, the side each seat played on, read from the final state:
+# Moody Bear's teams (red, blue, solo), Shadow Council's factions (Order, Chaos).
+SIDES: dict[str, Callable[[Any], list[str]]] = {
+    "moody_bear": _moody_bear_sides,
+    "shadow_council": lambda state: [state.faction(s).lower() for s in range(state.seats)],
+}
+
+
 def wilson(wins: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """The Wilson score interval of a proportion (95% by default)."""
     if n == 0:
@@ -65,6 +108,10 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     observed: Counter[str] = Counter()
     error = ""
     first_mover = -1  # the first seat to act alone: who really moved first
+    trail = hashlib.sha256()  # the commands in order: two games alike are the same game
+    scored = SCORES.get(game.name)
+    even_scores: Sequence[int] = ()  # the scores when both sides had had as many turns
+    last_seat = -1
     outcome = game.outcome(state)
     while outcome is None and commands < max_commands:
         to_act = list(game.to_act(state))
@@ -75,10 +122,14 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
             first_mover = to_act[0]
         seat = to_act[Rng(b"seat:" + secret, version).below(len(to_act))] if len(
             to_act) > 1 else to_act[0]
+        if scored and seat == first_mover != last_seat:  # a new round of turns begins
+            even_scores = scored(state)
+        last_seat = seat
         try:
             command = choose_command(game, state, seat, seats[seat].bot,
                                      Rng(b"bot:" + secret, version))
             new = game.decide_now(state, seat, command, Rng(secret, version))
+            trail.update(b"%d:" % seat + command.SerializeToString())
         except RuleError as e:
             error = f"seat {seat} ({seats[seat].bot}): {e.code}: {e.message}"
             break
@@ -101,7 +152,15 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
               "first_mover_entry": entry_at[first_mover] if first_mover >= 0 else -1,
               "end": end_kind(outcome.reason) if outcome else "",
               "commands": commands, "events": dict(kinds), "observed": dict(observed),
-              "seconds": seconds}
+              "seconds": seconds, "digest": trail.hexdigest()[:16],
+              "entry_seats": [entry_at.index(k) for k in range(n)]}
+    if game.name in SIDES:
+        result["sides"] = SIDES[game.name](state)
+    if even_scores:
+        best = max(even_scores)
+        result["even_turn_winners"] = [s for s, v in enumerate(even_scores) if v == best]
+    if game.name in TALLIES and outcome is not None:
+        result["tally"] = TALLIES[game.name](state)
     if game.name == "eila":  # a campaign retries lost chapters: every attempt counts
         from services.eila.tools.simulate import attempts
 
@@ -170,6 +229,13 @@ def check(plan: Plan) -> Game:
 def run(plan: Plan, progress: Progress | None = None, broker_url: str = "") -> dict[str, Any]:
     """Play the plan in this process, in `workers` processes, or on Celery (with a broker)."""
     game = check(plan)
+    results, seconds = play(plan, progress, broker_url)
+    return finish(game, plan, results, seconds, bool(broker_url))
+
+
+def play(plan: Plan, progress: Progress | None = None, broker_url: str = ""
+         ) -> tuple[list[dict[str, Any]], float]:
+    """Each game's result (in index order) and the seconds they took, as `run` plays them."""
     t0 = time.perf_counter()
     results: list[dict[str, Any]] = []
     chunks = plan.chunks()
@@ -196,7 +262,7 @@ def run(plan: Plan, progress: Progress | None = None, broker_url: str = "") -> d
     else:
         for c in chunks:
             done(play_chunk(*args, c, plan.options, plan.rotate))
-    return finish(game, plan, results, time.perf_counter() - t0, bool(broker_url))
+    return sorted(results, key=lambda r: r["index"]), time.perf_counter() - t0
 
 
 def finish(game: Game, plan: Plan, results: list[dict[str, Any]], seconds: float,

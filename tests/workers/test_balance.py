@@ -11,7 +11,7 @@ import pytest
 from services.cli.main import main as arbiter
 from services.core.decider import Rng, Seat
 from services.workers import balance, gameset
-from services.workers.simulate import Plan, game_seed, play_one, summarise
+from services.workers.simulate import Plan, game_seed, play_one, summarise, wilson
 
 
 def row(index: int, winners: list[int], first: int, finished: bool = True) -> dict:
@@ -62,13 +62,16 @@ def test_balance_writes_reports_plots_and_figures_and_keeps_the_prose(
     page = tmp_path / "balance.md"
     page.write_text(f"# Balance\n\nProse a person wrote.\n\n{balance.BEGIN}\nold\n"
                     f"{balance.END}\n\nMore prose.\n")
-    monkeypatch.setattr(balance, "VARIANTS", {"bubblee": [("no powers", "no_powers: true")]})
+    monkeypatch.setattr(balance, "VARIANTS",
+                        {"bubblee": [("no powers", "no_powers: true", 0)]})
+    monkeypatch.setattr(balance, "SEARCHED_SEATS", {})  # no search rows: a quick test
     assert arbiter(["balance", "bubblee", "--games", "3", "--local",
                     "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "balance" / "bubblee.json").read_text())
     labels = [s["label"] for s in report["scenarios"]]
-    assert labels == ["2 seats, greedy", "2 seats, random", "no powers, 2 seats, greedy"]
-    assert all(s["games"] == 3 for s in report["scenarios"])
+    assert labels == ["2 seats, random", "2 seats, greedy", "no powers, 2 seats, greedy"]
+    assert all(s["games"] == 3 * balance.RANGES for s in report["scenarios"])
+    assert all(len(s["ranges"]) == balance.RANGES for s in report["scenarios"])
     assert (tmp_path / "balance" / "bubblee.png").read_bytes()[:4] == b"\x89PNG"
     text = page.read_text()
     assert "Prose a person wrote." in text and "More prose." in text and "old" not in text
@@ -103,7 +106,7 @@ def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> Non
     assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (1, 1)
 
 
-def eila_report() -> dict:
+def eila_games() -> list[dict]:
     """Two games of chapter 1, retried until won: 2 attempts won of 5 that ended, and the
     second game's third attempt won (all three tried on a chapter)."""
     def game(index: int, lost: int) -> dict:
@@ -112,8 +115,11 @@ def eila_report() -> dict:
                               "by_chapter": {"1": [1, lost]}}
         return played
 
-    plan = Plan("eila", 2, ["greedy"])
-    report = summarise(gameset.game("eila"), plan, [game(0, 1), game(1, 2)])
+    return [game(0, 1), game(1, 2)]
+
+
+def eila_report() -> dict:
+    report = summarise(gameset.game("eila"), Plan("eila", 2, ["greedy"]), eila_games())
     report["timing"] = {"seconds": 0.1, "games_per_second": 20.0}
     return report
 
@@ -121,12 +127,12 @@ def eila_report() -> dict:
 def test_an_eila_chapter_row_is_per_attempt_not_per_game() -> None:
     scenario = balance.Scenario("chapter 1, standard, greedy", ("greedy",),
                                 "single_chapter: true first_chapter: 1", kind="chapter")
-    r = balance.row_of(scenario, eila_report())
+    r = balance.row_of(gameset.game("eila"), scenario, [eila_games()])
     assert r["attempts"]["won"] == 2 and r["attempts"]["ended"] == 5
     assert r["win_rate"] == 0.4 and r["sole_wins"] == 2  # not 2 games won of 2
     assert r["attempts"]["ci95"][0] < 0.4 < r["attempts"]["ci95"][1]
-    text = balance.markdown({"game": "eila", "games_per_scenario": 2, "seed": "s",
-                             "scenarios": [r]})
+    text = balance.markdown({"game": "eila", "games_per_range": 2, "ranges": 1,
+                             "seeds": ["s"], "scenarios": [r]})
     assert "| chapter 1, standard, greedy | 2 | 2 of 5 | 40.0% (" in text
     assert "first mover" not in text and "100.0%" not in text
 
@@ -143,11 +149,105 @@ def test_a_solo_game_prints_no_first_mover_line() -> None:
 
 
 def test_the_most_common_end_is_the_largest_count_not_the_first_key() -> None:
-    report = summarise(gameset.game("bubblee"), Plan("bubblee", 3, ["greedy"] * 2),
-                       [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)])
-    report["ends"] = {"a planet is full": 1, "the bag cannot refill the sky": 2}  # sorted keys
-    report["timing"] = {"seconds": 0.1, "games_per_second": 30.0}
-    r = balance.row_of(balance.Scenario("2 seats, greedy", ("greedy",) * 2), report)
-    text = balance.markdown({"game": "bubblee", "games_per_scenario": 3, "seed": "s",
-                             "scenarios": [r]})
+    games = [row(0, [1], 1), row(1, [0], 1), row(2, [0], 0)]
+    ends = ["a planet is full", *["the bag cannot refill the sky"] * 2]
+    for played, end in zip(games, ends, strict=True):
+        played["end"] = end  # the JSON keeps its keys sorted: "a planet..." comes first
+    r = balance.row_of(gameset.game("bubblee"),
+                       balance.Scenario("2 seats, greedy", ("greedy",) * 2), [games])
+    text = balance.markdown({"game": "bubblee", "games_per_range": 3, "ranges": 1,
+                             "seeds": ["s"], "scenarios": [r]})
     assert text.rstrip().endswith("| the bag cannot refill the sky |")
+
+
+def figure(won: int, decided: int, even: float = 0.5) -> dict:
+    lo, hi = wilson(won, decided)
+    return {"win_rate": won / decided, "ci95": [lo, hi], "even_share": even,
+            "decided_games": decided, "first_mover_won": won}
+
+
+@pytest.mark.parametrize("ranges, expected", [
+    ([(70, 100), (65, 100), (72, 100)], "above"),
+    ([(30, 100), (35, 100), (28, 100)], "below"),
+    ([(52, 100), (47, 100), (55, 100)], "even"),
+    ([(80, 100), (80, 100), (45, 100)], "no claim"),  # one range on the other side
+])
+def test_a_claim_needs_the_pooled_interval_and_every_range_to_agree(
+        ranges: list[tuple[int, int]], expected: str) -> None:
+    pooled = figure(sum(w for w, _ in ranges), sum(d for _, d in ranges))
+    assert balance.claim(pooled, [figure(w, d) for w, d in ranges]) == expected
+
+
+def test_a_row_that_replays_another_rows_games_is_flagged_not_printed() -> None:
+    def played(label: str, bots: tuple[str, ...], options: str = "") -> dict:
+        return balance.simulate("bubblee", balance.Scenario(label, bots, options), 2, 1, "rep",
+                                "")
+
+    rows = [played("standard", ("random",) * 2),
+            played("opponent lines", ("random",) * 2, "opponent_lines_grant_powers: true"),
+            played("greedy", ("greedy",) * 2)]
+    balance.flag_repeats(rows)
+    # Random bots never reach a power on the other planet here: the option changes nothing.
+    assert rows[1]["same_games_as"] == "standard"
+    assert "same_games_as" not in rows[0] and "same_games_as" not in rows[2]
+    text = balance.markdown({"game": "bubblee", "games_per_range": 2, "ranges": 3,
+                             "seeds": ["rep/1", "rep/2", "rep/3"], "scenarios": rows})
+    assert "| opponent lines | the same games as *standard*, command for command" in text
+
+
+def sided(winners: list[int], sides: list[str]) -> dict:
+    return {**row(0, winners, 0), "winner_seats": winners, "sides": sides}
+
+
+def test_side_win_rates_count_each_game_once_for_the_side_that_won() -> None:
+    five = ["red", "red", "blue", "blue", "solo"]
+    wins = balance.side_wins([sided([4], five), sided([0, 1], five), sided([2, 3], five),
+                              sided([4], five), sided([], five)])
+    assert wins["decided_games"] == 4 and wins["games"] == 5
+    assert (wins["solo"]["won"], wins["red"]["won"], wins["blue"]["won"]) == (2, 1, 1)
+    assert wins["solo"]["win_rate"] == 0.5 and wins["solo"]["even_share"] == round(1 / 3, 4)
+    assert balance.side_wins([sided([0], ["x", "x", "x"])]) == {}  # one side: no teams
+
+
+def test_the_zone_bonus_counterfactual_names_the_games_the_point_decided() -> None:
+    def tallied(winner: str, without: str) -> dict:
+        return {**row(0, [0], 0), "tally": {"winner": winner, "without_bonus": without,
+                                            "bonus": "order"}}
+
+    t = balance.zone_bonus_counterfactual([tallied("order", "chaos"), tallied("order", ""),
+                                           tallied("order", "order"), tallied("chaos", "chaos")])
+    assert t["decided_by_bonus"] == {"order": 2}
+    assert t["won"] == {"order": 3, "chaos": 1}
+    assert t["won_without_bonus"] == {"chaos": 2, "": 1, "order": 1}
+
+
+def test_the_table_adds_a_search_level_where_a_claim_rests() -> None:
+    game = gameset.game("bubble_shadow")
+    assert balance.tiers(game, 2) == ["random", "greedy", *balance.SEARCH_LEVELS]
+    assert balance.tiers(game, 5) == ["random", "greedy"]
+    labels = [s.label for s in balance.scenarios("moody_bear") if s.kind == "seats"]
+    assert labels == ["3 seats, random", "3 seats, keeper", "5 seats, random", "5 seats, keeper",
+                      "5 seats, easy"]
+
+
+def test_equal_turns_rescore_only_the_games_that_ran_to_the_bag() -> None:
+    def bag(winners: list[int], even: list[int], end: str = balance.BY_THE_BAG) -> dict:
+        return {**row(0, winners, 0), "winner_seats": winners, "end": end,
+                "even_turn_winners": even}
+
+    t = balance.equal_turns([bag([0], [0]), bag([0], [1]), bag([0], [0, 1]), bag([1], [1]),
+                             bag([0], [1], end="no legal drop")])
+    assert t["games"] == 4  # the full planet is no game of the bag
+    assert (t["as_played"]["first_mover_won"], t["as_played"]["decided_games"]) == (3, 4)
+    assert (t["at_equal_turns"]["first_mover_won"], t["at_equal_turns"]["decided_games"]) == (
+        1, 3)  # a tie at equal turns is no one's
+
+
+def test_a_bubblee_game_that_ran_to_the_bag_knows_its_scores_at_equal_turns() -> None:
+    game = gameset.game("bubblee")
+    for index in range(6):
+        played = play_one(game, ["greedy", "greedy"], "even", index)
+        if played["end"] == balance.BY_THE_BAG:
+            assert played["even_turn_winners"] and set(played["even_turn_winners"]) <= {0, 1}
+            return
+    pytest.fail("no game of six ran to the bag")
