@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,6 +32,8 @@ SHOTS = Path(os.environ.get("ARBITER_SCREENSHOTS", "var/screenshots"))
 
 try:
     from playwright.async_api import Browser, Page, async_playwright
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - the test set-up installs it
     async_playwright = None  # type: ignore[assignment]
 
@@ -47,6 +50,7 @@ pytestmark = [
 class Site:
     def __init__(self, base: str, session: aiohttp.ClientSession, browser: Browser) -> None:
         self.base, self.session, self.browser = base, session, browser
+        self.errors: list[str] = []  # uncaught errors of the site's pages
 
     async def rpc(self, path: str, body: dict[str, Any], token: str = "",
                   admin: bool = False) -> dict[str, Any]:
@@ -61,9 +65,10 @@ class Site:
             assert r.status == 200, reply
             return reply
 
-    async def page(self, admin: bool = False) -> Page:
-        context = await self.browser.new_context(viewport={"width": 1280, "height": 1000})
+    async def page(self, admin: bool = False, width: int = 1280) -> Page:
+        context = await self.browser.new_context(viewport={"width": width, "height": 1000})
         page = await context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
         await page.goto(self.base + "/")
         if admin:
             await page.fill("#admin-token", ADMIN)
@@ -92,23 +97,42 @@ async def site() -> AsyncIterator[Site]:
     await store.close()
 
 
-async def click_first(page: Page, prefer: str = "", avoid: str = "") -> bool:
-    """Click a legal command (one whose text has `prefer`, if any, and never one with
-    `avoid`); False when there is none."""
-    buttons = page.locator("#commands button[data-command]")
-    if avoid:
-        buttons = buttons.filter(has_not_text=avoid)
-    try:
-        await buttons.first.wait_for(timeout=1500)
-    except Exception:  # noqa: BLE001 - nothing to click now
-        return False
-    target = buttons.filter(has_text=prefer).first if prefer and \
-        await buttons.filter(has_text=prefer).count() else buttons.first
-    try:
-        await target.click(timeout=2000)
-    except Exception:  # noqa: BLE001 - the list was redrawn meanwhile: try again later
-        return False
-    return True
+async def play_by_clicking_the_table(page: Page, game: str, seconds: float = 50,
+                                     prefer: str = "") -> tuple[int, int]:
+    """Plays the page's seat to the game's end by clicking the table (never the command
+    buttons): a drawn thing the table marks clickable when there is one, else a chip beneath
+    it (a command the picks so far complete, or one with nothing to click), one whose text has
+    `prefer` first. Waits on the page's state, bounded by time, not by a count of clicks.
+    Returns the clicks on drawn things and the "what happened" lines seen."""
+    rng = random.Random(23)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    drawn_clicks, described = 0, 0
+    while not await page.locator("#result").count():
+        if loop.time() > end:
+            await shoot(page, f"{game}-unfinished")
+            raise AssertionError(f"{game} did not end in {seconds} s of clicking the table: "
+                                 f"{await page.inner_text('#main')}")
+        try:  # something to click, or the end: the AI seats may be playing meanwhile
+            await page.wait_for_selector("#table .pickable, #result", timeout=5000)
+        except PlaywrightTimeout:
+            continue
+        described += await page.locator("#happened li").count()
+        drawn = page.locator("#table svg .pickable")
+        chips = page.locator("#moves .pickable")
+        preferred = chips.filter(has_text=prefer) if prefer else chips
+        choices = [(drawn, True), (preferred, False), (chips, False)]
+        for target, on_the_table in choices:
+            count = await target.count()
+            if not count:
+                continue
+            try:
+                await target.nth(rng.randrange(count)).click(timeout=2000)
+            except PlaywrightError:  # redrawn meanwhile: look again
+                break
+            drawn_clicks += on_the_table
+            break
+    return drawn_clicks, described
 
 
 async def shoot(page: Page, name: str) -> None:
@@ -132,16 +156,9 @@ async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -
     row = page.locator(f"tr[data-game-id='{game_id}']")
     await row.wait_for()
     assert (await row.locator("td").nth(2).inner_text()).strip() == "active"
-    await row.locator("a").click()
+    await row.locator("a").first.click()
     await page.wait_for_selector("#table svg")
-    clicks, described = 0, 0
-    for _ in range(2000):
-        if await page.locator("#result").count():
-            break
-        if await click_first(page):
-            clicks += 1
-        described += await page.locator("#happened li").count()
-    assert await page.locator("#result").count(), "the game ended"
+    clicks, described = await play_by_clicking_the_table(page, "bubblee")
     assert clicks >= 5
     if "happened" in bpb.View.DESCRIPTOR.fields_by_name:  # where views describe events
         assert described, "the page showed what happened"
@@ -396,3 +413,28 @@ async def test_no_seats_table_shows_what_only_other_seats_see(site: Site, game: 
         leaks = [s for s in secrets if s in table or s.lower() in table]
         assert not leaks, f"seat {seat}'s table shows {leaks}, seen only by other seats"
     await shoot(page, f"{game}-last-seat")
+
+
+async def seat_page(site: Site, game: str, seats: list[dict[str, Any]],
+                    width: int = 1280) -> tuple[Page, dict[str, Any]]:
+    """A new game over the API, and a page holding seat 0's token on it."""
+    made = await site.rpc(f"/arbiter.{game}.v1.Game/CreateGame", {"seats": seats})
+    page = await site.page(width=width)
+    await page.evaluate("([id, token]) => localStorage.setItem('arbiter.tokens', "
+                        "JSON.stringify({[id]: {0: token}}))",
+                        [made["gameId"], made["tokens"][0]["token"]])
+    await page.goto(f"{site.base}/#/game/{game}/{made['gameId']}")
+    await page.wait_for_selector("#table svg")
+    return page, made
+
+
+@pytest.mark.parametrize("game", ["bubble_shadow", "moody_bear", "shadow_council", "eila"])
+async def test_a_whole_game_played_by_clicking_the_table(site: Site, game: str) -> None:
+    """The other games than Bubblee (played from the new-game page above), each against its
+    AI seats; Eila's campaign ends when the player abandons it between chapters."""
+    page, _ = await seat_page(site, game, SEATS[game])
+    clicks, _ = await play_by_clicking_the_table(page, game, prefer="abandon")
+    assert clicks >= 3, "the table was clicked, not only the chips beneath it"
+    assert "Game over" in await page.inner_text("#result")
+    assert not site.errors
+    await shoot(page, f"{game}-finished")
