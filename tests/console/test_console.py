@@ -343,7 +343,7 @@ async def test_every_games_page_draws_its_table(site: Site) -> None:
     await page.select_option("#f-status", "WAITING")
     row = page.locator(f"tr[data-game-id='{waiting['gameId']}']")
     await row.wait_for()
-    assert "waiting (open: 1, 2)" in await row.inner_text()
+    assert "waiting for 2 players" in await row.inner_text()  # a count, not seat numbers
     assert await page.locator("tr[data-game-id]").count() == 1  # the others are not waiting
     await shoot(page, "games-waiting")
 
@@ -438,3 +438,102 @@ async def test_a_whole_game_played_by_clicking_the_table(site: Site, game: str) 
     assert "Game over" in await page.inner_text("#result")
     assert not site.errors
     await shoot(page, f"{game}-finished")
+
+
+async def test_a_waiting_game_says_so_and_the_list_offers_to_join_it(site: Site) -> None:
+    host = await site.page()
+    await host.goto(site.base + "/#/new")
+    await host.select_option("#n-game", "moody_bear")
+    await host.locator("#seats .s-kind").nth(1).select_option("OPEN")
+    await host.click("#n-create")
+    code = (await host.inner_text(".invitation")).strip()
+    game_id = (await host.inner_text("#created-link")).strip()
+    await host.click("#created-link")
+    notice = host.locator("#waiting .notice")
+    await notice.wait_for()
+    assert "Waiting for 1 player" in await notice.inner_text()
+    assert (await notice.locator(".invitation").inner_text()).strip() == code
+    assert not await host.locator("#table .pickable").count()  # nothing to do yet
+    assert not await host.locator("#commands button").count()
+    await shoot(host, "moody_bear-waiting")
+
+    guest = await site.page()  # another browser: no token, no invitation of its own
+    await guest.goto(site.base + "/#/")
+    row = guest.locator(f"tr[data-game-id='{game_id}']")
+    await row.locator("a.join").click()
+    await guest.wait_for_selector("#j-code")
+    assert await guest.input_value("#j-code") == ""
+    await guest.fill("#j-code", code)
+    await guest.fill("#j-name", "guest")
+    await guest.click("#j-join")
+    await guest.wait_for_selector("#table svg")
+    assert not await guest.locator("#waiting .notice").count()
+    await notice.wait_for(state="detached", timeout=30_000)  # the host's page sees the join
+    other = await site.page()
+    await other.goto(site.base + "/#/")
+    await other.locator(f"tr[data-game-id='{game_id}'] td.status-ACTIVE").wait_for()
+    assert not await other.locator(f"tr[data-game-id='{game_id}'] a.join").count()
+    assert not site.errors
+
+
+async def test_the_console_fits_a_phone_and_leaving_a_game_page_throws_nothing(
+        site: Site) -> None:
+    overflow = "document.documentElement.scrollWidth - window.innerWidth"
+    for game, seats in SEATS.items():
+        page, _ = await seat_page(site, game, seats, width=360)
+        await page.wait_for_selector("#events li")
+        assert await page.evaluate(overflow) <= 0, f"{game}'s page scrolls sideways"
+        await shoot(page, f"{game}-phone")
+        await page.click("header >> text=Games")  # leaving while its stream is open
+        await page.wait_for_selector("#games tr")
+        assert await page.evaluate(overflow) <= 0, "the games list scrolls sideways"
+    for route in ("#/new", "#/join"):
+        await page.goto(f"{site.base}/{route}")
+        await page.wait_for_selector("h1")
+        assert await page.evaluate(overflow) <= 0, f"{route} scrolls sideways"
+    assert not site.errors, site.errors
+
+
+async def test_a_seat_replays_its_own_game_with_its_own_hand_face_up(site: Site) -> None:
+    made = await site.rpc("/arbiter.moody_bear.v1.Game/CreateGame", {"seats": [
+        {"name": "ann"}, {"name": "bob"}, {"name": "cat"}]})
+    game_id = made["gameId"]
+    tokens = {t.get("seat", 0): t["token"] for t in made["tokens"]}
+    while True:  # a few moves over the API, by whichever seat may move
+        view = await site.rpc("/arbiter.moody_bear.v1.Game/GetView", {"gameId": game_id},
+                              admin=True)
+        if int(view["version"]) >= 16 or view.get("outcome"):
+            break
+        for seat, token in tokens.items():
+            legal = await site.rpc("/arbiter.moody_bear.v1.Game/ListLegalActions",
+                                   {"gameId": game_id}, token)
+            command = preferred(legal.get("commands", []))
+            if command:
+                await site.rpc("/arbiter.moody_bear.v1.Game/Act", {
+                    "gameId": game_id, "command": command,
+                    "expectedVersion": legal["version"]}, token)
+                break
+    page = await site.page()
+    await page.evaluate("([id, token]) => localStorage.setItem('arbiter.tokens', "
+                        "JSON.stringify({[id]: {0: token}}))", [game_id, tokens[0]])
+    await page.goto(f"{site.base}/#/game/moody_bear/{game_id}")
+    entries = page.locator("#events li")
+    await entries.nth(11).wait_for()
+    version = int(await entries.nth(11).get_attribute("data-version") or 0)
+    await entries.nth(11).locator("a").click()  # a step in the game's own log
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version)
+    then = await site.rpc("/arbiter.v1.Arbiter/Replay",
+                          {"gameId": game_id, "version": version, "seat": 0}, admin=True)
+    hand = then["view"].get("hand", [])
+    assert hand
+    picks = await page.eval_on_selector_all("#table [data-pick^='card:']",
+                                            "nodes => nodes.map(n => n.dataset.pick)")
+    assert sorted(picks) == sorted(f"card:{c}" for c in hand), "seat 0's hand, face up"
+    await shoot(page, "moody_bear-replay-own-seat")
+    await page.click("#back")  # one version back, then on again
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version - 1)
+    await page.click("#forward")
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version)

@@ -203,7 +203,12 @@ async function gamePage(game, gameId) {
     return { auth: {}, seat: undefined };
   };
 
+  // While seats are open the page asks again every 2 s: a join need not change the log.
+  let poll = null;
+  leaving.push(() => clearTimeout(poll));
   const waiting = open => {
+    clearTimeout(poll);
+    if (open.length && !replaying) poll = setTimeout(refresh, 2000);
     const codes = savedInvitations(gameId).filter(i => open.includes(i.seat));
     $("#waiting").innerHTML = open.length ? `<div class="card notice">Waiting for ${open.length} player${open.length > 1 ? "s" : ""}: the game begins when every seat is taken.
       ${codes.length ? codes.map(i => `<p>Invitation for ${esc(named(i.seat))}: <span class="secret invitation">${esc(i.code)}</span>
@@ -246,13 +251,14 @@ async function gamePage(game, gameId) {
     const version = Number(view.version || 0);
     if (version !== shownVersion) chosen = [];
     shownVersion = version;
-    legal = (reply || {}).commands || [];
-    words = wordsOf(reply || {});
+    const open = view.openSeats || summary.openSeats || [];
+    legal = open.length ? [] : (reply || {}).commands || []; // nothing begins before every seat is taken
+    words = wordsOf({ ...reply, commands: legal });
     paths = legal.map(command => commandPaths(game, command));
     $("#table").innerHTML = drawTable(game, view, seats) + `<div id="moves"></div>`;
     mark();
     $("#version").textContent = `version ${version}`;
-    waiting(view.openSeats || summary.openSeats || []);
+    waiting(open);
     const out = view.outcome;
     $("#outcome").innerHTML = out ? `<div class="card" id="result">Game over: ${esc(out.reason || "")}; winners ${(out.winners || []).map(w => esc(seatName(seats, w))).join(", ") || "none"}</div>` : "";
     // Descriptions of what happened, where the game's view carries them.
