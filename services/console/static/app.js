@@ -255,7 +255,7 @@ async function gamePage(game, gameId) {
     legal = open.length ? [] : (reply || {}).commands || []; // nothing begins before every seat is taken
     words = wordsOf({ ...reply, commands: legal });
     paths = legal.map(command => commandPaths(game, command));
-    $("#table").innerHTML = drawTable(game, view, seats) + `<div id="moves"></div>`;
+    $("#table").innerHTML = drawTable(game, view, seats, $("#table").clientWidth) + `<div id="moves"></div>`;
     mark();
     $("#version").textContent = `version ${version}`;
     waiting(open);
@@ -265,8 +265,10 @@ async function gamePage(game, gameId) {
     $("#happened").innerHTML = (view.happened || []).map(h => `<li>${esc(h)}</li>`).join("");
     const groups = new Map();
     legal.forEach((command, i) => groups.set(words[i].group, [...(groups.get(words[i].group) || []), i]));
-    $("#commands").innerHTML = [...groups].map(([group, members]) => `<div class="group"><h4>${esc(group)}</h4>${members.map(i =>
-      `<button data-command="${i}" title="${esc(hoverText(legal[i]))}">${esc(words[i].label)}</button>`).join("")}</div>`).join("") ||
+    // A group of many commands (Bubble and Shadow's pacts, say) opens on a click.
+    $("#commands").innerHTML = [...groups].map(([group, members]) => `<details class="group"${members.length <= 8 ? " open" : ""}>
+      <summary>${esc(group)} (${members.length})</summary>${members.map(i =>
+      `<button data-command="${i}" title="${esc(hoverText(legal[i]))}">${esc(words[i].label)}</button>`).join("")}</details>`).join("") ||
       `<p class="muted">${replaying ? "replaying" : out ? "the game is over" : "nothing to do now"}</p>`;
   };
   $("#commands").onclick = e => { const i = e.target.dataset.command; if (i !== undefined) act(legal[Number(i)]); };

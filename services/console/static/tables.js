@@ -40,7 +40,7 @@ class Canvas {
   // A zone: a title, then its items as cards (wrapping), face-down ones as backs. A zone
   // with `pick` (a seat, say) is clicked by its title bar or any of its items.
   zone(title, items, opts = {}) {
-    const cardW = opts.cardW || 118, cardH = opts.cardH || 46, pad = 8;
+    const cardW = Math.min(opts.cardW || 118, this.width - 20), cardH = opts.cardH || 46, pad = 8;
     const perRow = Math.max(1, Math.floor((this.width - 20) / (cardW + pad)));
     if (opts.pick) this.rect(4, this.y, this.width - 8, 20, "#ffffff14", { pick: opts.pick, stroke: "none", title });
     this.text(10, this.y + 14, title, { bold: true });
@@ -232,8 +232,8 @@ function bubblee(view, seats) {
 function tokens(list) { return (list || []).map(t => `${t.count || 0} ${String(t.token || "").toLowerCase()}`).join(", "); }
 function pact(p) { return p ? `pact ${p.id || 0}${p.blank ? " (blank)" : ""}: ${(p.ends || []).map(e => `${e.quantity || 0} ${String(e.token).toLowerCase()}`).join(" / ")}` : ""; }
 
-function bubbleShadow(view, seats) {
-  const c = new Canvas(760);
+function bubbleShadow(view, seats, width) {
+  const c = new Canvas(width);
   c.text(10, c.y + 12, `round ${view.round || 0} · ${String(view.stage || "").replace("STAGE_", "").toLowerCase()} · magician ${seatName(seats, view.magician || 0)}`);
   c.y += 22;
   for (const p of view.players || []) {
@@ -257,8 +257,8 @@ function bubbleShadow(view, seats) {
 function card(cd) { return cd ? nameOf(cd) : ""; }
 function cardItem(cd, fill) { return { text: card(cd), title: ruleOf(cd), pick: `card:${cd}`, fill }; }
 
-function moodyBear(view, seats) {
-  const c = new Canvas(760);
+function moodyBear(view, seats, width) {
+  const c = new Canvas(width);
   c.text(10, c.y + 12, `${String(view.phase || "").toLowerCase()} · ${seatName(seats, view.turn || 0)} to play · deck ${view.deckSize || 0}${named(view.team) ? " · your team " + named(view.team) : ""}`);
   c.y += 22;
   for (const p of view.players || []) {
@@ -283,20 +283,20 @@ function moodyBear(view, seats) {
 
 // ---- Shadow Council: the zones' tracks and the clues ---------------------------------------
 
-function shadowCouncil(view, seats) {
-  const c = new Canvas(760);
+function shadowCouncil(view, seats, width) {
+  const c = new Canvas(width);
   c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${named(view.event) ? " · event " + named(view.event) : ""}`);
   c.y += 24;
   const zones = [["military", view.military], ["economy", view.economy], ["strategy", view.strategy], ["shadow alley", view.shadowAlley]];
   zones.forEach(([name, value], i) => {
-    const x = 10 + i * 185;
-    c.rect(x, c.y, 175, 60, "#234a6b", { title: `${name} ${value || 0}` });
+    const boxW = (width - 20) / 4 - 8, x = 10 + i * (boxW + 8);
+    c.rect(x, c.y, boxW, 60, "#234a6b", { title: `${name} ${value || 0}` });
     c.text(x + 8, c.y + 20, name, { bold: true });
     c.text(x + 8, c.y + 46, String(value || 0), { size: 22 });
   });
   c.y += 72;
   c.zone("seats", (view.seats || []).map(s => ({
-    text: `${seatName(seats, s.seat || 0)} ${s.alive === false ? "✝" : ""} gold ${s.gold || 0} · ${s.handSize || 0} cards · ${named(s.publicIdentity)}${named(s.shadowIdentity) ? " / shadow " + named(s.shadowIdentity) : ""}`,
+    text: `${seatName(seats, s.seat || 0)} ${s.alive === false ? "✝" : ""} gold ${s.gold || 0} · ${s.handSize || 0} cards · ${named(s.publicIdentity) ? nameOf(s.publicIdentity) : ""}${named(s.shadowIdentity) ? " / shadow " + nameOf(s.shadowIdentity) : ""}`,
     fill: s.alive === false ? "#bbb" : "#fdf8ea", pick: `seat:${s.seat || 0}`,
   })), { cardW: 240 });
   c.zone("your hand", (view.hand || []).map(cd => cardItem(cd)), { cardW: 170 });
@@ -307,8 +307,8 @@ function shadowCouncil(view, seats) {
 
 // ---- Eila and Something Shiny: cards, dice, resources and the mine -------------------------
 
-function eila(view) {
-  const c = new Canvas(760);
+function eila(view, seats, width) {
+  const c = new Canvas(width);
   c.text(10, c.y + 12, `chapter ${view.chapter || 0} · day ${view.day || 0} · ${view.phase || ""} · HP ${view.hp || 0}/${view.maxHp || 0}`);
   c.y += 22;
   const storage = Object.entries(view.storage || {});
@@ -367,7 +367,9 @@ const TABLES = {
   eila: eila,
 };
 
-function drawTable(game, view, seats) {
+// `width`: the drawing's own units, about the pixels it has (a phone draws fewer cards a row,
+// larger, rather than every card small).
+function drawTable(game, view, seats, width = 760) {
   const draw = TABLES[game];
-  return draw ? draw(view || {}, seats || []) : `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`;
+  return draw ? draw(view || {}, seats || [], Math.max(360, Math.min(760, width))) : `<pre>${esc(JSON.stringify(view, null, 1))}</pre>`;
 }
