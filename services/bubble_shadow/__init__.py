@@ -8,7 +8,13 @@ from services.bubble_shadow import render as table
 from services.bubble_shadow import rules, view
 from services.bubble_shadow.bots import BOTS
 from services.bubble_shadow.state import State, evolve, start
-from services.bubble_shadow.words import describe, view_hidden
+from services.bubble_shadow.words import (
+    COMMAND_GROUPS,
+    catalog,
+    describe,
+    describe_command,
+    view_hidden,
+)
 from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 
@@ -47,6 +53,9 @@ GAME: Game[State] = Game(
     view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
+    describe_command=describe_command,
+    command_groups=COMMAND_GROUPS,
+    catalog=catalog,
     render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,

@@ -6,9 +6,13 @@ Each event is redacted for the seat first: another player's deal reads "seat 2 d
 
 from __future__ import annotations
 
+from functools import cache
+
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
+from services.bubble_shadow.cards import card_pb
 from services.bubble_shadow.view import redact
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, named, plural, who, whose
 
 
@@ -123,3 +127,112 @@ def view_hidden(view: pb.View) -> list[str]:
         if p.hand_count and not p.hand:
             paths.append(f"players[{i}].hand")
     return paths
+
+
+# ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
+
+
+@cache
+def pact(card_id: int) -> str:
+    """"pact 12 (2 moon / 1 silver)": a pact card by its number and printed ends (which never
+    change: worded once)."""
+    ends = card_pb(card_id).ends
+    return f"pact {card_id} ({' / '.join(price(p) for p in ends)})"
+
+
+def _play_pact(p: pb.PlayPact, view: pb.View | None, s: int | None) -> str:
+    blank = f", naming {price(p.blank_end)} as its blank end" if p.blank_end.token else ""
+    if not p.HasField("public_slot"):
+        return f"offer {pact(p.card)} to {who(p.mortal, s)}{blank}"
+    slot = p.public_slot
+    public = (view.public_pacts[slot].id if view is not None and slot < len(view.public_pacts)
+              else None)
+    played = pact(public) if public is not None else f"the pact of public slot {slot + 1}"
+    return (f"put {pact(p.card)} in public slot {slot + 1} and offer {played} to "
+            f"{who(p.mortal, s)}{blank}")
+
+
+def _sign(end: int, view: pb.View | None) -> str:
+    if view is None or not view.pending.HasField("card"):
+        return f"sign the pact, turning end {end + 1} toward you"
+    ends = [*view.pending.card.ends]
+    if view.pending.blank_end.token:
+        ends.append(view.pending.blank_end)
+    if len(ends) != 2 or end > 1:
+        return f"sign the pact, turning end {end + 1} toward you"
+    return f"sign the pact: you pay {price(ends[end])}, the Magician pays {price(ends[1 - end])}"
+
+
+COMMAND_GROUPS = {"play_pact": "offer a pact", "sign_pact": "sign the pact",
+                  "choose_faces": "choose faces", "use_crown": "the Crown",
+                  "discard_for_snake": "the Snake", "draw_tokens": "end of the phase",
+                  "declare_satisfaction": "end of the phase"}
+
+
+def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words for the seat the view is for (others named as "seat N")."""
+    s = view.seat if view is not None and view.HasField("seat") else None
+    kind = command.WhichOneof("kind")
+    if kind == "play_pact":
+        return _play_pact(command.play_pact, view, s)
+    if kind == "sign_pact":
+        return _sign(command.sign_pact.end, view)
+    if kind == "choose_faces":
+        f = command.choose_faces
+        return (f"turn {plural(f.palettes_on_moon, 'Palette')} to the Moon and "
+                f"{plural(f.chess_on_bubble, 'Chess Piece')} to the Bubble")
+    if kind == "use_crown":
+        c = command.use_crown
+        return (f"use the Crown: swap the {token(c.first)} and {token(c.second)} quantities"
+                if c.first else "keep the Crown unused")
+    if kind == "discard_for_snake":
+        p = command.discard_for_snake.price
+        return f"discard 5 {token(p)} for the Snake" if p else "answer the Snake step"
+    if kind == "draw_tokens":
+        return "draw tokens for the pacts you signed"
+    if kind == "declare_satisfaction":
+        return "declare satisfaction"
+    return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+# The Price Tokens, from the rulebook (Bubble and Shadow Rulebook: "Resolution" for the three
+# main prices, "Special Price Token" for the others, in its words where it has some).
+PALETTE = ("Replaces a Moon at setup. Its two sides are the Moon and the Silver Coin: the "
+           "drawer chooses the side up, and whoever receives it in a payment tosses it.")
+CHESS = ("Replaces a Bubble at setup. Its two sides are the Bubble and the Silver Coin: the "
+         "drawer chooses the side up, and whoever receives it in a payment tosses it.")
+TOKENS = {
+    pb.MOON: ("Moon", "A main price. At resolution the player with the most Moons (among "
+              "those still in it) scores 3 Soul Tokens."),
+    pb.SILVER: ("Silver Coin", "A main price. At resolution the fewest Silver Coins score 1 "
+                "Soul Token and leave it; more than 6 count their excess as Bubbles for the "
+                "first step."),
+    pb.BUBBLE: ("Bubble", "A main price. At resolution the player(s) with the most Bubbles "
+                "are out and score no Soul Token."),
+    pb.APPLE: ("Apple", "Replaces a Moon at setup. A Moon while actions are taken; converts "
+               "into a Bubble before resolution, and remains a Bubble throughout it."),
+    pb.ROSE: ("Rose", "Replaces a Bubble at setup. A Bubble while actions are taken; converts "
+              "into a Moon before resolution, and remains a Moon throughout it."),
+    pb.SNAKE: ("Snake", "Replaces a Silver Coin at setup and counts as 1 Silver Coin. Before "
+               "resolution, if a type of Price Token you hold reaches 5, you must discard 5 of "
+               "them (choose one if several qualify); once, however many Snakes you hold."),
+    pb.OYSTER: ("Oyster", "Replaces a Silver Coin at setup. 1 Silver Coin when signing and "
+                "fulfilling a Pact; converts into 4 Silver Coins before resolution. Not "
+                "affected by the Crown."),
+    pb.CROWN: ("Crown", "Added at setup without replacing anything, kept in front of the "
+               "screen. Before resolution its holder may swap the quantities of two main "
+               "prices, or forgo it."),
+    pb.PALETTE: ("Palette", PALETTE + " Its side is not chosen yet."),
+    pb.PALETTE_MOON: ("Palette (Moon side)", PALETTE),
+    pb.PALETTE_SILVER: ("Palette (Silver Coin side)", PALETTE),
+    pb.CHESS: ("Chess Piece", CHESS + " Its side is not chosen yet."),
+    pb.CHESS_BUBBLE: ("Chess Piece (Bubble side)", CHESS),
+    pb.CHESS_SILVER: ("Chess Piece (Silver Coin side)", CHESS),
+}
+
+
+def catalog() -> list[CatalogEntry]:
+    return [CatalogEntry(pb.Token.Name(t), "token", name, text)
+            for t, (name, text) in TOKENS.items()]

@@ -9,7 +9,7 @@ from services.bubblee import rules, view
 from services.bubblee.bots import BOTS
 from services.bubblee.metrics import FIGURES, observe
 from services.bubblee.state import State, evolve, start
-from services.bubblee.words import describe, describe_event
+from services.bubblee.words import COMMAND_GROUPS, catalog, describe, describe_event
 from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 
@@ -43,6 +43,8 @@ GAME: Game[State] = Game(
     describe=describe_event,
     render=drawing.render,
     describe_command=describe,
+    command_groups=COMMAND_GROUPS,
+    catalog=catalog,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,
     outcome=rules.outcome,

@@ -6,20 +6,38 @@ from __future__ import annotations
 from arbiter.bubblee.v1 import bubblee_pb2 as pb
 
 from services.bubblee.board import BLUE, NAMES, PURPLE, WIDTH, YELLOW
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, plural, who, whose
 
 
-def _sky(cell: pb.SkyCell) -> str:
-    return f"column {cell.column + 1} of seat {cell.row}'s sky row"
+def _row(row: int, view: pb.View | None) -> str:
+    """A sky row as the seat the view is for sees it."""
+    if view is None or not view.HasField("seat"):
+        return f"seat {row}'s sky row"
+    if row == view.seat:
+        return "your sky row"
+    return "the target's sky row" if view.seats == 1 else "the opponent's sky row"
+
+
+def _sky(cell: pb.SkyCell, view: pb.View | None) -> str:
+    colour = view.sky[cell.row * WIDTH + cell.column] if view is not None else 0
+    bubblee = f"the {NAMES[colour]} Bubblee" if colour else "the Bubblee"
+    return f"{bubblee} of column {cell.column + 1} of {_row(cell.row, view)}"
 
 
 def _planet(cell: pb.PlanetCell) -> str:
     return f"column {cell.column + 1}, row {cell.row + 1} from the ground"
 
 
+def _power_name(index: int, view: pb.View | None) -> str:
+    """"power 1 (red)": pending powers counted from 1, in the order gained."""
+    power = view.pool[index] if view is not None and index < len(view.pool) else 0
+    return f"power {index + 1}" + (f" ({NAMES[power]})" if power else "")
+
+
 def _describe_power(p: pb.ApplyPower, view: pb.View | None) -> str:
     power = view.pool[p.index] if view is not None and p.index < len(view.pool) else 0
-    name = f"power {p.index}" + (f" ({NAMES[power]})" if power else "")
+    name = _power_name(p.index, view)
     if p.HasField("a") and p.HasField("b"):
         return f"{name}: swap {_planet(p.a)} with {_planet(p.b)}"
     column = f"column {p.column + 1}"
@@ -41,23 +59,39 @@ def _describe_power(p: pb.ApplyPower, view: pb.View | None) -> str:
     return f"{name}: move {moving} ({column})"
 
 
+def _drop(d: pb.Drop, view: pb.View | None) -> str:
+    onto = "your planet" if view is not None and view.HasField("seat") else "the planet"
+    if d.a.column == d.b.column:
+        return f"drop the two Bubblees of column {d.a.column + 1} onto {onto}"
+    left, right = sorted((d.a.column, d.b.column))
+    return (f"drop the Bubblees of columns {left + 1} and {right + 1} of "
+            f"{_row(d.a.row, view)} onto {onto}")
+
+
+COMMAND_GROUPS = {"place": "place", "swap": "swap", "drop": "drop",
+                  "apply_power": "use a power", "decline_power": "decline a power"}
+
+
 def describe(command: pb.Command, view: pb.View | None = None) -> str:
-    """A command in words, as the board draws it (columns 1-5). With the view it is
-    sent from, a power names its colour and the colour of the Bubblee that moves, and a
-    forced placement says so."""
+    """A command in words, as the board draws it (columns 1-5, rows from the ground). With
+    the view it is sent from, the Bubblees are named by colour and the rows by whose they
+    are, a power names its colour, and a forced placement says so."""
     kind = command.WhichOneof("kind")
     if kind == "place":
         forced = view is not None and list(view.sky).count(0) == 1
-        return (f"place the drawn Bubblee in {_sky(command.place.cell)}"
+        cell = command.place.cell
+        drawn = f"the drawn {NAMES[view.drawn]} Bubblee" if view is not None and view.drawn \
+            else "the drawn Bubblee"
+        return (f"place {drawn} in column {cell.column + 1} of {_row(cell.row, view)}"
                 + (" (the only empty cell)" if forced else ""))
     if kind == "swap":
-        return f"swap {_sky(command.swap.a)} with {_sky(command.swap.b)}"
+        return f"swap {_sky(command.swap.a, view)} with {_sky(command.swap.b, view)}"
     if kind == "drop":
-        return f"drop {_sky(command.drop.a)} and {_sky(command.drop.b)}"
+        return _drop(command.drop, view)
     if kind == "apply_power":
         return _describe_power(command.apply_power, view)
     if kind == "decline_power":
-        return f"decline power {command.decline_power.index}"
+        return f"decline {_power_name(command.decline_power.index, view)}"
     return "no action"
 
 
@@ -68,6 +102,11 @@ def _planet_of(planet: int, seat: int | None) -> str:
     if seat is None:
         return f"planet {planet}"
     return "your planet" if planet == seat else "the other planet"
+
+
+def _zone_of(owner: int, seat: int | None) -> str:
+    """A score zone by the planet it belongs to (in solo the target's is no seat's)."""
+    return "your score zone" if owner == seat else f"the score zone of {_planet_of(owner, seat)}"
 
 
 def _colour(colour: int) -> str:
@@ -126,7 +165,7 @@ def describe_event(event: pb.Event, seat: int | None) -> str | None:
         gained = (f"; the {_colour(e.power_gained)} power was gained" if e.power_gained
                   else "")
         return (f"a line of {len(e.cells)} {_colour(e.colour)} was cleared from "
-                f"{_planet_of(e.planet, seat)} into {whose(e.scorer, seat)} score zone "
+                f"{_planet_of(e.planet, seat)} into {_zone_of(e.scorer, seat)} "
                 f"(wave {e.wave}){gained}")
     if kind == "gravity":
         e = event.gravity
@@ -151,3 +190,41 @@ def describe_event(event: pb.Event, seat: int | None) -> str | None:
         return f"game over: {winners} won ({o.reason})" if o.reason else \
             f"game over: {winners} won"
     return None
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+# The powers in English, from the rulebook (Bubblee Pop, "Pouvoirs des couleurs"; "Zone de
+# Score" and "Installation" for the zones).
+POWERS = {
+    "COLOUR_RED": "Swap 2 adjacent Bubblees of the opponent's planet, horizontally or "
+                  "vertically.",
+    "COLOUR_PURPLE": "Send one of your uncovered Bubblees onto the opponent's planet, in the "
+                     "same column; if every column is full it may still be sent, and the "
+                     "opponent is eliminated.",
+    "COLOUR_BLUE": "Drop a Bubblee of the opponent's side of the sky onto the opponent's "
+                   "planet, in the same column; if every column is full it may still be sent, "
+                   "and the opponent is eliminated.",
+    "COLOUR_GREEN": "Swap 2 adjacent Bubblees of your own planet; if 2 lines of different "
+                    "colours form, put them in your score zone and apply their powers in the "
+                    "order you choose.",
+    "COLOUR_YELLOW": "Put one of your uncovered Bubblees in your score zone.",
+    "COLOUR_BLACK": "No power. Never removed by a line, even of 3 or more black Bubblees, only "
+                    "by a power; in a score zone it is worth 1 point too.",
+}
+ZONES = {
+    "PLANET": ("planet", "Your 5 columns of 4 rows: it holds up to 20 Bubblees. A player who "
+               "cannot drop onto a full planet loses at once."),
+    "SKY": ("sky", "Two rows of 5 cells between the planets, refilled from the bag at the "
+            "start of each turn but the first; each player drops 2 adjacent Bubblees from it."),
+    "SCORE_ZONE": ("score zone", "Where the Bubblees removed by your lines go: each is worth 1 "
+                   "point at the end, and their colours give you their powers."),
+    "BAG": ("bag", "The draw pile: the game ends when it cannot refill the sky."),
+}
+
+
+def catalog() -> list[CatalogEntry]:
+    colours = [CatalogEntry(pb.Colour.Name(c), "colour", f"{NAMES[c]} Bubblee",
+                            POWERS[pb.Colour.Name(c)]) for c in NAMES]
+    return colours + [CatalogEntry(key, "zone", name, text) for key, (name, text) in
+                      ZONES.items()]

@@ -244,6 +244,17 @@ class SuiteNeeds:
 
 
 @dataclass(frozen=True)
+class CatalogEntry:
+    """One thing a game's views and commands name by id (a card, a token, an item, a zone):
+    its display name and its rules text, served by Arbiter.GetCatalog."""
+
+    id: str  # as the views name it: an enum value's name ("THUNDER_ASSASSIN") or a card's id
+    kind: str  # "card", "token", "item", "zone", ...
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Figure:
     """How a key of a game's `observe` is recorded: a histogram arbiter_<game>_<series> with
     these labels; `timed`, when set: the decide time of the commands whose figure is above
@@ -320,9 +331,25 @@ class Game(Generic[S]):
     # None: the view as protobuf text, the command as its kind and fields.
     render: Callable[[Message, bool], str] | None = None
     describe_command: Callable[[Message, Message | None], str] | None = None
+    # The kind of each command in words, by its oneof field ("play" -> "play a card"), for
+    # LegalActions.words; a kind not named here is its field name in words.
+    command_groups: dict[str, str] = field(default_factory=dict)
+    # The names and rules text of what the views name by id (Arbiter.GetCatalog): every value
+    # of an enum it names one of, and every `id` a view holds.
+    catalog: Callable[[], list[CatalogEntry]] | None = None
     # What the shared test suite needs to be told about this game (seeds, floors, kinds
     # its playouts never reach).
     suite: SuiteNeeds = field(default_factory=SuiteNeeds)
+
+    def command_label(self, command: Message, view: Message | None) -> str:
+        """A command in words, as a button says it (describe_command, else its kind)."""
+        if self.describe_command is not None:
+            return self.describe_command(command, view)
+        return self.command_group(command)
+
+    def command_group(self, command: Message) -> str:
+        kind = command.WhichOneof("kind") or "nothing"
+        return self.command_groups.get(kind, kind.replace("_", " "))
 
     @property
     def seat_count(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -466,7 +467,7 @@ async def legal(api: GameApi, request: apb.ListLegalActionsRequest,
                 context: grpc.aio.ServicerContext) -> Any:
     table = await load_table(api, request.game_id, context, fresh=True)
     seat = api.host.seat_of(table, _caller(context, _opt_seat(request)), acting=True)
-    return api.game.pb.LegalActions(version=table.version, seat=seat, commands=table.legal(seat))
+    return table.legal_actions(seat)
 
 
 @contextlib.contextmanager
@@ -805,6 +806,34 @@ async def join_game(host: Host, request: apb.JoinGameRequest,
         token=joined.token, open_seats=joined.open_seats, version=joined.version)
 
 
+CATALOGS: dict[str, apb.Catalog] = {}  # by game name, built on first asking
+
+
+def catalog_of(game: Game) -> apb.Catalog:
+    """A game's catalog, built once; its content version is a digest of every entry, so it
+    changes whenever a name or a text does."""
+    if game.name not in CATALOGS:
+        CATALOGS[game.name] = _catalog(game)
+    return CATALOGS[game.name]
+
+
+def _catalog(game: Game) -> apb.Catalog:
+    catalog = apb.Catalog(game=game.name, entries=[
+        apb.CatalogEntry(id=e.id, kind=e.kind, name=e.name, text=e.text)
+        for e in (game.catalog() if game.catalog is not None else [])])
+    digest = hashlib.sha256(catalog.SerializeToString(deterministic=True)).hexdigest()
+    catalog.content_version = digest[:16]
+    return catalog
+
+
+async def get_catalog(host: Host, request: apb.GetCatalogRequest,
+                      context: grpc.aio.ServicerContext) -> apb.Catalog:
+    if request.game not in host.games:
+        raise Rejected(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME",
+                       f"no game named {request.game!r} is served here", "game")
+    return catalog_of(host.games[request.game])
+
+
 def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
                     ) -> tuple[str, grpc.GenericRpcHandler]:
     service = "arbiter.v1.Arbiter"
@@ -818,6 +847,7 @@ def arbiter_service(host: Host, list_games: ListGames, in_flight: InFlight
         "ForkGame": (partial(fork_game, host), apb.ForkGameRequest, apb.CreateGameResponse),
         "Ping": (partial(ping, host), apb.PingRequest, apb.PingResponse),
         "JoinGame": (partial(join_game, host), apb.JoinGameRequest, apb.JoinGameResponse),
+        "GetCatalog": (partial(get_catalog, host), apb.GetCatalogRequest, apb.Catalog),
     })
     return service, grpc.method_handlers_generic_handler(service, handlers)
 

@@ -13,7 +13,9 @@ missing value.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -33,14 +35,17 @@ class Noted:
     batch: int
     actor: int | None
     event: Any
-    # The description for each seat asked so far (views are built again and again).
-    said: dict[int | None, str | None] = field(default_factory=dict, compare=False)
+    # The description for each seat (and the seats' names) asked so far (views are built
+    # again and again).
+    said: dict[tuple[int | None, tuple[str, ...]], str | None] = field(default_factory=dict,
+                                                                        compare=False)
 
     def words(self, describe: Callable[[Any, int | None], str | None],
               seat: int | None) -> str | None:
-        if seat not in self.said:
-            self.said[seat] = describe(self.event, seat)
-        return self.said[seat]
+        key = (seat, SEAT_NAMES.get())
+        if key not in self.said:
+            self.said[key] = describe(self.event, seat)
+        return self.said[key]
 
 
 class Journal:
@@ -104,19 +109,20 @@ def merged(noted: Sequence[Noted], game: Any, entries: Iterable[tuple[apb.LogEnt
 
 def happened(describe: Callable[[Any, int | None], str | None], noted: Sequence[Noted],
              seat: int | None, version: int) -> list[str]:
-    """The descriptions for `seat` of the events after its last command, up to `version`
-    (a spectator: the events of the last command), the latest SAID of them, oldest first."""
+    """The descriptions for `seat` of the events from its last command on, that command's
+    own consequences included, up to `version` (a spectator: the events of the last
+    command), the latest SAID of them, oldest first."""
     said: list[str] = []
-    batch = None
+    batch = None  # the spectator's last batch, or the seat's own last one once reached
     for n in reversed(noted):  # from the latest back to the seat's own last command
         if n.version > version:
             continue
-        if seat is None:
+        if seat is None or n.actor == seat:
             if batch is None:
                 batch = n.batch
             elif n.batch != batch:
                 break
-        elif n.actor == seat:
+        elif batch is not None:  # past the start of the seat's own last command
             break
         text = n.words(describe, seat)
         if text:
@@ -127,10 +133,13 @@ def happened(describe: Callable[[Any, int | None], str | None], noted: Sequence[
     return said
 
 
-def tell(game: Any, view: Any, noted: Sequence[Noted], seat: int | None) -> None:
-    """Fill `view.happened` (the view's version set) for `seat`."""
+def tell(game: Any, view: Any, noted: Sequence[Noted], seat: int | None,
+         names: Sequence[str] = ()) -> None:
+    """Fill `view.happened` (the view's version set) for `seat`, other seats called by their
+    `names`."""
     if game.describe is not None:
-        view.happened.extend(happened(game.describe, noted, seat, view.version))
+        with naming(names):
+            view.happened.extend(happened(game.describe, noted, seat, view.version))
 
 
 # ---- hidden values --------------------------------------------------------------------------
@@ -248,20 +257,40 @@ def marked(redact: Callable[[Any, int | None], Any]) -> Callable[[Any, int | Non
 
 # ---- words shared by the games' descriptions -------------------------------------------------
 
+# The seats' names while a view is told (`naming`): "ann", not "seat 2".
+SEAT_NAMES: ContextVar[tuple[str, ...]] = ContextVar("seat_names", default=())
+
+
+@contextmanager
+def naming(names: Sequence[str]) -> Iterator[None]:
+    """Within it, the words below call each seat by its name (when it has one of its own)."""
+    token = SEAT_NAMES.set(tuple(names))
+    try:
+        yield
+    finally:
+        SEAT_NAMES.reset(token)
+
+
+def seat_name(seat: int) -> str:
+    """The seat's name, else (no name, or one two seats share) "seat N"."""
+    names = SEAT_NAMES.get()
+    name = names[seat] if 0 <= seat < len(names) else ""
+    return name if name.strip() and names.count(name) == 1 else f"seat {seat}"
+
 
 def who(seat: int, viewer: int | None) -> str:
-    """"you" for the viewer's own seat, else "seat N"."""
-    return "you" if seat == viewer else f"seat {seat}"
+    """"you" for the viewer's own seat, else the seat's name."""
+    return "you" if seat == viewer else seat_name(seat)
 
 
 def whose(seat: int, viewer: int | None) -> str:
-    """"your" for the viewer's own seat, else "seat N's"."""
-    return "your" if seat == viewer else f"seat {seat}'s"
+    """"your" for the viewer's own seat, else "ann's"."""
+    return "your" if seat == viewer else f"{seat_name(seat)}'s"
 
 
 def does(seat: int, viewer: int | None, you_form: str, other_form: str) -> str:
-    """"you play" for the viewer, else "seat N plays"."""
-    return f"you {you_form}" if seat == viewer else f"seat {seat} {other_form}"
+    """"you play" for the viewer, else "ann plays"."""
+    return f"you {you_form}" if seat == viewer else f"{seat_name(seat)} {other_form}"
 
 
 def named(enum: Any, value: int) -> str:

@@ -240,6 +240,7 @@ class Lifecycle:
             if appended.duplicate:
                 raise LobbyError("SEAT_TAKEN", f"seat {seat} was taken with this code already")
             loaded.lobby_from_meta({**meta, **joined_meta})
+            loaded.seats_filled()  # Play streams here see the seat taken (no entry says so)
             self.hand_to_ai(loaded)  # the last join starts the game
             return Joined(game_id, loaded.game.name, seat, token, sorted(loaded.open_seats),
                           loaded.version)

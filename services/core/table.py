@@ -20,7 +20,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services.core import log as gamelog
 from services.core.decider import Game, RuleError, Seat
-from services.core.happened import Journal, Noted, merged, tell
+from services.core.happened import Journal, Noted, merged, naming, plural, tell
 
 RING = 64  # recent steps kept per followed game, for streams catching up
 STREAM_BEHIND = 2000  # messages queued for one stream before it is ended (ARBITER_STREAM_BEHIND)
@@ -50,15 +50,37 @@ class Step:
 # ---- what a seat sees ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Seating:
+    """Who sits at a table: the seats' names (what happened calls them by), and the seats
+    still open (while any is, the game waits: nobody is to act)."""
+
+    names: tuple[str, ...] = ()
+    open: frozenset[int] = frozenset()
+
+
+NOBODY = Seating()
+
+
 def seat_view(game: Game, state: Any, seat: int | None, version: int,
-              noted: Sequence[Noted] = ()) -> Any:
-    """`seat`'s view of `state` at `version`, with what happened since the seat last acted.
-    Before the first event (the GameStarted entry) there is nothing to show but the version."""
+              noted: Sequence[Noted] = (), seating: Seating = NOBODY) -> Any:
+    """`seat`'s view of `state` at `version`, with what happened from the seat's last command
+    on. Before the first event (the GameStarted entry) there is nothing to show but the
+    version. While seats are open nobody is to act: the view says whom the game waits for."""
     view = game.view(state, seat) if state is not None else game.pb.View()
     view.version = version
-    if state is not None:
-        tell(game, view, noted, seat)
+    if seating.open:
+        view.open_seats.extend(sorted(seating.open))
+        del view.to_act[:]
+        view.happened.append(waiting_words(len(seating.open)))
+    elif state is not None:
+        tell(game, view, noted, seat, seating.names)
     return view
+
+
+def waiting_words(open_seats: int) -> str:
+    return (f"waiting for {plural(open_seats, 'more player')}: the game begins when every "
+            "seat is filled")
 
 
 def seat_event(game: Game, event: Any, version: int, seat: int | None) -> Any | None:
@@ -69,11 +91,27 @@ def seat_event(game: Game, event: Any, version: int, seat: int | None) -> Any | 
     return shown
 
 
-def seat_legal(game: Game, state: Any, finished: bool, seat: int | None) -> list[Any]:
-    """The commands `seat` may send now: none unless it is to act in a game not over."""
-    if seat is None or finished or state is None or seat not in game.to_act(state):
+def seat_legal(game: Game, state: Any, finished: bool, seat: int | None,
+               waiting: bool = False) -> list[Any]:
+    """The commands `seat` may send now: none unless it is to act in a game not over whose
+    seats are all filled (not `waiting`)."""
+    if seat is None or finished or waiting or state is None or seat not in game.to_act(state):
         return []
     return game.legal_actions(state, seat)
+
+
+def legal_actions(game: Game, state: Any, finished: bool, seat: int | None, version: int,
+                  seating: Seating = NOBODY, view: Any = None) -> Any:
+    """The game's LegalActions for `seat`: its commands, each in words as its view (built
+    here unless given) names things, other seats by their names."""
+    commands = seat_legal(game, state, finished, seat, bool(seating.open))
+    legal = game.pb.LegalActions(version=version, seat=seat, commands=commands)
+    if commands:
+        view = view if view is not None else game.view(state, seat)
+        with naming(seating.names):
+            legal.words.extend(apb.CommandWords(label=game.command_label(c, view),
+                                                group=game.command_group(c)) for c in commands)
+    return legal
 
 
 # Messages are put together from serialized parts (protobuf's wire format concatenates): a
@@ -109,12 +147,12 @@ def _update(game: Game, step: Step, seat: int | None) -> bytes | None:
 
 
 def _view(game: Game, state: Any, seat: int | None, version: int,
-          noted: Sequence[Noted]) -> bytes:
-    return bytes(seat_view(game, state, seat, version, noted).SerializeToString())
+          noted: Sequence[Noted], seating: Seating = NOBODY) -> bytes:
+    return bytes(seat_view(game, state, seat, version, noted, seating).SerializeToString())
 
 
 def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
-                   noted: Sequence[Noted] = ()) -> list[bytes]:
+                   noted: Sequence[Noted] = (), seating: Seating = NOBODY) -> list[bytes]:
     """Watch: one Update per entry the seat may see, each with the view after it."""
     out = []
     if steps and game.describe is not None:  # a catch-up may reach back before the journal
@@ -123,19 +161,20 @@ def watch_messages(game: Game, steps: Sequence[Step], seat: int | None,
         update = _update(game, step, seat)
         if update is not None:
             out.append(update + _field(5, _view(game, step.state, seat, step.entry.version,
-                                                noted)))
+                                                noted, seating)))
     return out
 
 
 def play_message(game: Game, steps: Sequence[Step], seat: int | None, state: Any, version: int,
-                 finished: bool, noted: Sequence[Noted] = ()) -> bytes:
+                 finished: bool, noted: Sequence[Noted] = (), seating: Seating = NOBODY
+                 ) -> bytes:
     """Play: the entries the seat may see, the view after them, its legal commands if to act."""
     parts = [_field(2, u) for u in (_update(game, step, seat) for step in steps) if u is not None]
-    parts.append(_field(3, _view(game, state, seat, version, noted)))
-    legal = seat_legal(game, state, finished, seat)
-    if legal:
-        parts.append(_field(4, game.pb.LegalActions(version=version, seat=seat,
-                                                    commands=legal).SerializeToString()))
+    view = seat_view(game, state, seat, version, noted, seating)
+    parts.append(_field(3, view.SerializeToString()))
+    legal = legal_actions(game, state, finished, seat, version, seating, view)
+    if legal.commands:
+        parts.append(_field(4, legal.SerializeToString()))
     return b"".join(parts)
 
 
@@ -285,12 +324,25 @@ class Table:
     def view(self, seat: int | None, state: Any = None, version: int | None = None,
              noted: Sequence[Noted] | None = None) -> Any:
         """`seat`'s view now (or of `state` at `version`, told from `noted`)."""
-        return seat_view(self.game, self.state if state is None else state, seat,
+        now = state is None
+        seating = self.seating if now else Seating(self.seating.names)
+        return seat_view(self.game, self.state if now else state, seat,
                          self.version if version is None else version,
-                         self.said.noted if noted is None else noted)
+                         self.said.noted if noted is None else noted, seating)
 
     def legal(self, seat: int | None) -> list[Any]:
-        return seat_legal(self.game, self.state, self.finished, seat)
+        """The commands `seat` may send now (none while seats are open)."""
+        return seat_legal(self.game, self.state, self.finished, seat, bool(self.open_seats))
+
+    def legal_actions(self, seat: int | None) -> Any:
+        """`seat`'s LegalActions now: its commands, in words."""
+        return legal_actions(self.game, self.state, self.finished, seat, self.version,
+                             self.seating)
+
+    @property
+    def seating(self) -> Seating:
+        names = tuple(self.joined.get(i) or s.name for i, s in enumerate(self.seats))
+        return Seating(names, frozenset(self.open_seats))
 
     # ---- the one fold loop ---------------------------------------------------------------
 
@@ -353,8 +405,17 @@ class Table:
     def messages(self, steps: Sequence[Step], play: bool, seat: int | None) -> list[bytes]:
         if play:
             return [play_message(self.game, steps, seat, self.state, self.version,
-                                 self.finished, self.said.noted)]
-        return watch_messages(self.game, steps, seat, self.said.noted)
+                                 self.finished, self.said.noted, self.seating)]
+        return watch_messages(self.game, steps, seat, self.said.noted, self.seating)
+
+    def seats_filled(self) -> None:
+        """A seat was joined: every Play stream gets the view now (and, once the last seat
+        is filled, its legal commands), though no entry was appended."""
+        for sub in list(self.subscribers):
+            if sub.play:
+                sub.push(self.version, play_message(
+                    self.game, (), sub.seat, self.state, self.version, self.finished,
+                    self.said.noted, self.seating))
 
     # ---- streams -------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.eila import bots, legacy, rules, view
 from services.eila import render as table
 from services.eila.state import State, evolve, start
-from services.eila.words import describe
+from services.eila.words import COMMAND_GROUPS, catalog, describe, describe_command
 
 
 def variants() -> list[Variant]:
@@ -38,6 +38,9 @@ GAME: Game[State] = Game(
     show=view.show,
     redact=view.redact,  # names its hidden paths itself, the same on every process
     describe=describe,
+    describe_command=describe_command,
+    command_groups=COMMAND_GROUPS,
+    catalog=catalog,
     render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,

@@ -13,7 +13,7 @@ from .bots import BOTS
 from .moves import legal_actions, to_act
 from .rules import deadlines, decide, outcome, setup
 from .state import State, evolve, start
-from .words import describe, view_hidden
+from .words import COMMAND_GROUPS, catalog, describe, describe_command, view_hidden
 
 
 def variants() -> list[Variant]:
@@ -44,6 +44,9 @@ GAME: Game[State] = Game(
     view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
+    describe_command=describe_command,
+    command_groups=COMMAND_GROUPS,
+    catalog=catalog,
     render=table.render,
     to_act=to_act,
     legal_actions=legal_actions,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, named, plural, who, whose
 from services.moody_bear.view import redact
 
@@ -135,3 +136,92 @@ def view_hidden(view: pb.View) -> list[str]:
     if view.HasField("trade") and not view.trade.card:
         paths.append("trade.card")
     return paths
+
+
+# ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
+
+
+COMMAND_GROUPS = {"proclaim": "proclaim victory", "offer": "offer a trade",
+                  "accept": "answer a trade", "reject": "answer a trade", "play": "play cards",
+                  "cancel": "answer the card played", "mace": "answer the card played",
+                  "decline": "answer the card played", "pass_turn": "end the turn",
+                  "end_turn": "end the turn", "arrange": "arrange the top cards",
+                  "choose_pass": "pass a card", "close_window": "close the window"}
+
+
+def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words for the seat the view is for (others named as "seat N")."""
+    s = view.seat if view is not None and view.HasField("seat") else None
+    kind = command.WhichOneof("kind")
+    if kind == "proclaim":
+        mate = command.proclaim
+        return ("proclaim victory with " + who(mate.teammate, s) if mate.HasField("teammate")
+                else "proclaim victory alone")
+    if kind == "offer":
+        return f"offer {card(command.offer.card)} to {who(command.offer.target, s)}"
+    if kind == "accept":
+        return f"accept the trade, giving {card(command.accept.give)}"
+    if kind == "reject":
+        return "reject the trade"
+    if kind == "play":
+        return f"play {play_words(command.play, s)}"
+    if kind == "cancel":
+        return "answer with a Cancel"
+    if kind == "mace":
+        return "answer the Dark Swallow with the Mace of Light"
+    if kind == "decline":
+        return "let it happen (no answer)"
+    if kind == "pass_turn":
+        return "pass: draw one card and end your turn"
+    if kind == "end_turn":
+        return "end your turn"
+    if kind == "arrange":
+        return f"put back, from the top: {cards(list(command.arrange.order))}"
+    if kind == "choose_pass":
+        return f"pass {card(command.choose_pass.card)} to your neighbour"
+    if kind == "close_window":
+        return "close the response window"
+    return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+# Each card's text, from the rulebook (Moody Bear Kingdom Rulebook, "2. Play Item Cards",
+# "Combo Cards" and "End of the Game"); a combo card's text names its combos.
+COMBOS = ("Combos: two of a kind steal one card from a player; Forest Knight + Thunder "
+          "Assassin: everyone passes a card left or right; Thunder Assassin + Ambassador of "
+          "Earth: look at a player's hand; Forest Knight + Ambassador of Earth: look at and "
+          "rearrange the top 3 cards; all three: request a card from a player.")
+CARD_TEXTS = {
+    pb.LAVA_GEM: ("Lava Gem", "If the Red Team can collect 3 of these cards, they can announce "
+                  "the victory to win the game."),
+    pb.SNOW_DIAMOND: ("Snow Diamond", "If the Blue Team can collect 3 of these cards, they can "
+                      "announce the victory to win the game."),
+    pb.DUO_JEWEL: ("Duo Jewel", "This jewel can be a substitute for Lava Gem or Snow Diamond."),
+    pb.DARK_SWALLOW: ("Dark Swallow", "Shown to all when drawn. If no one uses the Mace of "
+                      "Light, the game ends and the Solo team wins; if someone does, it returns "
+                      "to the drawing deck at random."),
+    pb.MACE_OF_LIGHT: ("Mace of Light", "Use this card to eliminate the Dark Swallow."),
+    pb.REVEAL_IDENTITY: ("Reveal Identity", "Secretly look at one player's team card. You can "
+                         "say anything after looking at it, but cannot show it to anyone."),
+    pb.SWAP_HAND: ("Swap Hand", "Swap your hand with a target player's."),
+    pb.SHUFFLE_THE_DECK: ("Shuffle the Deck", "Shuffle the drawing deck."),
+    pb.CANCEL: ("Cancel the Curse", "Cancel any effect of another item. It can be used anytime "
+                "and can break combo cards."),
+    pb.THUNDER_ASSASSIN: ("Thunder Assassin", "This card alone cannot do anything. " + COMBOS),
+    pb.AMBASSADOR: ("Ambassador of Earth", "This card alone cannot do anything. " + COMBOS),
+    pb.FOREST_KNIGHT: ("Forest Knight", "This card alone cannot do anything. " + COMBOS),
+}
+TEAM_TEXTS = {
+    pb.RED: ("Red team", "Collect all 3 Lava Gems and proclaim victory to win."),
+    pb.BLUE: ("Blue team", "Collect all 3 Snow Diamonds and proclaim victory to win."),
+    pb.SOLO: ("Solo team", "Win when the Dark Swallow happens before Red or Blue proclaims "
+              "victory; no proclamation needed."),
+}
+
+
+def catalog() -> list[CatalogEntry]:
+    return [*(CatalogEntry(pb.Card.Name(c), "card", name, text)
+              for c, (name, text) in CARD_TEXTS.items()),
+            *(CatalogEntry(pb.Team.Name(t), "team", name, text)
+              for t, (name, text) in TEAM_TEXTS.items())]

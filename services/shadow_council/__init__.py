@@ -10,7 +10,13 @@ from services.shadow_council import render as table
 from services.shadow_council import rules, view
 from services.shadow_council.bots import BOTS
 from services.shadow_council.state import State, evolve, start
-from services.shadow_council.words import describe, view_hidden
+from services.shadow_council.words import (
+    COMMAND_GROUPS,
+    catalog,
+    describe,
+    describe_command,
+    view_hidden,
+)
 
 
 def variants() -> list[Variant]:
@@ -43,6 +49,9 @@ GAME: Game[State] = Game(
     view_hidden=view_hidden,
     redact=marked(view.redact),
     describe=describe,
+    describe_command=describe_command,
+    command_groups=COMMAND_GROUPS,
+    catalog=catalog,
     render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,

@@ -19,6 +19,17 @@ FACTION = {identity: ORDER for identity in ORDER_IDENTITIES} | {
     identity: CHAOS for identity in CHAOS_IDENTITIES
 }
 
+# Each public identity's passive (the Game Manual, "Character System": "auto-triggers each
+# round from Round 2").
+PASSIVES = {
+    "GENERAL": "Military Zone +1",
+    "MERCHANT": "Gain 1 gold",
+    "PROPHET": "Draw 1 extra card",
+    "ASSASSIN": "Discard 1 card to make any 1 player discard 1",
+    "ALCHEMIST": "Economy Zone +1",
+    "SPY": "View 1 random surviving player's shadow identity keyword",
+}
+
 KEYWORDS = {
     "GENERAL": ("BLADE", "SWORD", "HALBERD", "ARMOR"),
     "MERCHANT": ("SCALE", "GOLD", "COIN", "LEDGER"),
@@ -105,20 +116,22 @@ COPIES_PER_CARD = 2
 # Forge (it fakes another suit). Option full_deck: two copies of all 33 (66 cards).
 SINGLE_COPY_IN_64_DECK = ("PEEK", "FORGE")
 
-EVENTS = (
-    "TAX_COLLECTOR",  # All players lose 1 Gold (or Military Zone -1 if broke)
-    "DARK_ALLEY_RIOT",  # Shadow Cards have double effect this round
-    "DIPLOMATIC_BANQUET",  # Military Cards cannot be used this round
-    "BORDER_CONFLICT",  # Military Zone auto +2
-    "MARKET_BOOM",  # All players gain 1 Gold
-    "DIVINE_ORACLE",  # Each player gets 1 free Peek
-    "PLAGUE",  # Player with most cards discards 2
-    "ARMS_RACE",  # Military Cards +1 effect this round
-    "DONATION_SEASON",  # All +1 Gold, Economy Zone +1
-    "DARK_NIGHT",  # Dark Assassinate/Poison ignores Guard
-    "MEMORY_FRAGMENTS",  # Each player gets 1 free Reflect
-    "JUDGMENT_DAY",  # Player with fewest cards discards all, draws 3
-)
+# The global events and their effects (Shadow Council — Game Manual, "Event System").
+EVENT_TEXTS = {
+    "TAX_COLLECTOR": "All players lose 1 Gold (or Military Zone -1 if broke)",
+    "DARK_ALLEY_RIOT": "Shadow Cards have double effect this round",
+    "DIPLOMATIC_BANQUET": "Military Cards cannot be used this round",
+    "BORDER_CONFLICT": "Military Zone auto +2",
+    "MARKET_BOOM": "All players gain 1 Gold",
+    "DIVINE_ORACLE": "Each player gets 1 free Peek",
+    "PLAGUE": "Player with most cards discards 2",
+    "ARMS_RACE": "Military Cards +1 effect this round",
+    "DONATION_SEASON": "All +1 Gold, Economy Zone +1",
+    "DARK_NIGHT": "Dark Assassinate/Poison ignores Guard",
+    "MEMORY_FRAGMENTS": "Each player gets 1 free Reflect",
+    "JUDGMENT_DAY": "Player with fewest cards discards all, draws 3",
+}
+EVENTS = tuple(EVENT_TEXTS)
 
 ROUNDS = 5
 STARTING_GOLD = 4

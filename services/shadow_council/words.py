@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
+from services.core.decider import CatalogEntry
 from services.core.happened import does, listed, named, plural, who, whose
+from services.shadow_council import data
 from services.shadow_council.view import redact
 
 
@@ -123,3 +125,97 @@ def view_hidden(view: pb.View) -> list[str]:
     if not view.HasField("seat"):
         paths.append("hand")
     return paths
+
+
+# ---- commands in words (LegalActions.words, `arbiter play`) ---------------------------------
+
+
+def _play_words(p: pb.PlayCard, s: int | None) -> str:
+    text = f"play {card(p.card)}"
+    if p.HasField("target"):
+        text += f" on {who(p.target, s)}"
+    if p.HasField("second_target"):
+        text += f" and {who(p.second_target, s)}"
+    if p.guess:
+        text += f", guessing {identity(p.guess)}"
+    if p.suit:
+        text += f", faking a {named(pb.Suit, p.suit)} card"
+    return text
+
+
+COMMAND_GROUPS = {"play": "play a card", "gold_peek": "peek for gold", "free_peek": "free peek",
+                  "free_reflect": "free reflect", "end_turn": "end the turn",
+                  "assassin": "the Assassin's order", "guess": "guess an identity",
+                  "skip_guess": "guess an identity"}
+
+
+def describe_command(command: pb.Command, view: pb.View | None = None) -> str:
+    """A command in words for the seat the view is for (others named as "seat N")."""
+    s = view.seat if view is not None and view.HasField("seat") else None
+    kind = command.WhichOneof("kind")
+    if kind == "play":
+        return _play_words(command.play, s)
+    if kind == "gold_peek":
+        cost = f"{view.gold_peek_cost} gold" if view is not None else "gold"
+        return f"pay {cost} to peek at {who(command.gold_peek.target, s)}"
+    if kind == "free_peek":
+        return f"use your free Peek on {who(command.free_peek.target, s)}"
+    if kind == "free_reflect":
+        return "use your free Reflect"
+    if kind == "end_turn":
+        return "end your turn"
+    if kind == "assassin":
+        order = command.assassin
+        return (f"discard {card(order.discard)} so that {who(order.target, s)} discards a "
+                "random card")
+    if kind == "guess":
+        return (f"guess that {who(command.guess.target, s)} is "
+                f"{identity(command.guess.identity)}")
+    if kind == "skip_guess":
+        return "make no guess"
+    return "no action"
+
+
+# ---- the catalog (Arbiter.GetCatalog) ---------------------------------------------------------
+
+
+def _title(name: str) -> str:
+    return name.replace("_", " ").title()
+
+
+def _zone(zone: str) -> str:
+    return "Shadow Alley" if zone == "SHADOW_ALLEY" else f"{_title(zone)} Zone"
+
+
+def _side(zone: str) -> str:
+    return "Order" if zone in data.ORDER_ZONES else "Chaos"
+
+
+# Zone Effects (the Game Manual, "Zones & Gold System").
+ZONES = ("Each Shadow Phase the Order zones (Military and Economy) are compared with the Chaos "
+         "zones (Strategy and Shadow Alley): on an Order lead every survivor gains 1 gold, on "
+         "a Chaos lead every survivor draws 1 card.")
+
+
+def catalog() -> list[CatalogEntry]:
+    """The cards, identities, keywords, suits, zones and events, as the Game Manual prints
+    them (services/shadow_council/data.py holds its words)."""
+    cards = [CatalogEntry(f"CARD_{name}", "card", _title(name),
+                          f"{_title(spec.suit)} card: {spec.text}")
+             for name, spec in data.CARDS.items()]
+    identities = [CatalogEntry(
+        f"IDENTITY_{name}", "identity", f"the {_title(name)}",
+        f"{_title(data.FACTION[name])} faction. Passive (from round 2): {data.PASSIVES[name]}. "
+        f"Shadow keywords: {listed([_title(k) for k in data.KEYWORDS[name]])}.")
+        for name in data.IDENTITIES]
+    keywords = [CatalogEntry(f"KEYWORD_{k}", "keyword", _title(k),
+                             f"A shadow keyword of the {_title(identity)}.")
+                for k, identity in data.IDENTITY_OF_KEYWORD.items()]
+    suits = [CatalogEntry(f"SUIT_{suit}", "suit", _title(suit),
+                          f"{_title(suit)} cards feed the {_zone(zone)} ({_side(zone)}).")
+             for suit, zone in data.ZONE_OF_SUIT.items()]
+    zones = [CatalogEntry(f"ZONE_{zone}", "zone", _zone(zone), f"{_side(zone)} zone. " + ZONES)
+             for zone in data.ZONES]
+    events = [CatalogEntry(f"EVENT_{name}", "event", _title(name), text)
+              for name, text in data.EVENT_TEXTS.items()]
+    return cards + identities + keywords + suits + zones + events

@@ -15,7 +15,7 @@ from services.toy.bots import BOTS, perfect_bot
 from services.toy.metrics import observe
 from services.toy.schema import pb
 from services.toy.state import State, evolve, start
-from services.toy.words import describe, describe_command
+from services.toy.words import catalog, describe, describe_command
 
 
 def variants() -> list[Variant]:
@@ -39,6 +39,7 @@ GAME: Game[State] = Game(
     view_hidden=view.view_hidden,
     describe=describe,
     describe_command=describe_command,
+    catalog=catalog,
     render=table.render,
     to_act=rules.to_act,
     legal_actions=rules.legal_actions,

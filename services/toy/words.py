@@ -1,10 +1,12 @@
 """Take the last counter in words: an event as a seat is told it (from what `redact` leaves
-it), and a command as a seat reads it in a menu (`arbiter play`)."""
+it), a command as a seat reads it in a menu (`arbiter play`, LegalActions.words), and the
+catalog of what the table shows (Arbiter.GetCatalog)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from services.core.decider import CatalogEntry
 from services.core.happened import does, plural, who
 from services.toy.view import redact
 
@@ -34,3 +36,14 @@ def describe_command(command: Any, view: Any = None) -> str:
     if command.WhichOneof("kind") == "timeout":
         return "time the turn out"
     return f"take {plural(command.take, 'counter')}"
+
+
+def catalog() -> list[CatalogEntry]:
+    """What the table shows, with its rules (a game whose views name cards or tokens by id
+    lists each of them here)."""
+    return [
+        CatalogEntry("PILE", "zone", "the pile", "Take 1 to 3 counters from it on your turn; "
+                     "whoever takes the last one wins and scores their stake."),
+        CatalogEntry("STAKE", "token", "stake", "Dealt secretly to each seat, from 1 to 3; "
+                     "shown to the others once the game is over."),
+    ]

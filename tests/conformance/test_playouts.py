@@ -7,8 +7,10 @@ contract (as OpenSpiel's shared API test does for its games), checked here once 
   reached fails, and so does a kind named there that is reached after all;
 - in every state a playout passes, a seat that is not to act has no legal command; once the
   game is over nobody is to act and no seat has a legal command;
-- every command listed as legal is accepted by the rules (these two on the first CHECKED
-  seeds of each table, and more until LEAST_STATES states are checked).
+- every command listed as legal is accepted by the rules, and the server words it for a
+  player (LegalActions.words: one per command, none empty, no label twice in one list)
+  (these on the first CHECKED seeds of each table, and more until LEAST_STATES states are
+  checked).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import pytest
 
 from services.core.decider import Game, Rng, RuleError, Variant
+from services.core.table import legal_actions
 from tests.conformance import suite
 from tests.conformance.playouts import play, tables
 
@@ -43,6 +46,8 @@ class Contract:
 
     def __init__(self) -> None:
         self.broken: list[str] = []
+        self.unworded: list[str] = []  # lists whose words break LegalActions.words' contract
+        self.worded = 0  # commands listed with words of their own
         self.states = 0
 
     def __call__(self, game: Game, variant: Variant, state: Any, version: int) -> None:
@@ -59,6 +64,7 @@ class Contract:
                     self.broken.append(f"{at}: seat {seat} is not to act but has "
                                        f"{len(legal)} legal commands")
                 continue
+            self.check_words(game, state, seat, version, at)
             for command in legal:
                 try:
                     game.decide_now(state, seat, command, Rng(b"every-legal", version))
@@ -68,9 +74,26 @@ class Contract:
                                        f"{e.message}")
 
 
+    def check_words(self, game: Game, state: Any, seat: int, version: int, at: str) -> None:
+        listed = legal_actions(game, state, False, seat, version)
+        labels = [w.label for w in listed.words]
+        where = f"{at}, seat {seat}"
+        if len(labels) != len(listed.commands):
+            self.unworded.append(f"{where}: {len(listed.commands)} commands but "
+                                 f"{len(labels)} words")
+        elif not all(label.strip() and w.group.strip() for label, w in zip(labels, listed.words,
+                                                                           strict=True)):
+            self.unworded.append(f"{where}: a command without a label or a group: {labels}")
+        elif len(set(labels)) != len(labels):
+            twice = sorted({label for label in labels if labels.count(label) > 1})
+            self.unworded.append(f"{where}: two commands read alike: {twice}")
+        else:
+            self.worded += len(labels)
+
+
 @cache
-def reached(name: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], int]:
-    """The kinds of command and event the game's playouts reach, what broke the contract,
+def reached(name: str) -> tuple[frozenset[str], frozenset[str], Contract, int]:
+    """The kinds of command and event the game's playouts reach, the contract's findings,
     and how many states were checked."""
     game = suite.game(name)
     commands: set[str] = set()
@@ -82,7 +105,7 @@ def reached(name: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...],
             played = play(game, variant, seed, contract if check else None)
             commands |= {c.WhichOneof("kind") for _, c in played.commands}
             events |= {e.WhichOneof("kind") for e in played.events}
-    return frozenset(commands), frozenset(events), tuple(contract.broken), contract.states
+    return frozenset(commands), frozenset(events), contract, contract.states
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -112,7 +135,17 @@ def check_coverage(name: str, what: str, every: set[str], got: frozenset[str],
 
 @pytest.mark.parametrize("name", GAMES)
 def test_only_seats_to_act_have_legal_commands_and_each_is_accepted(name: str) -> None:
-    _, _, broken, states = reached(name)
+    _, _, contract, states = reached(name)
     assert states >= LEAST_STATES, (
         f"{name}: its playouts pass only {states} states; raise Game.suite.playout_seeds")
+    broken = contract.broken
     assert not broken, f"{name}: {len(broken)} breaches, the first: {broken[:5]}"
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_listed_command_is_worded_for_a_player(name: str) -> None:
+    _, _, contract, _ = reached(name)
+    wrong = contract.unworded
+    assert not wrong, (f"{name}: {len(wrong)} lists of legal commands are not worded one by "
+                       f"one (Game.describe_command); the first: {wrong[:3]}")
+    assert contract.worded > 0

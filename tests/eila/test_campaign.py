@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from arbiter.eila.v1 import eila_pb2 as pb
 
-from services.core.decider import MalformedCommand, RuleError
+from services.core.decider import MalformedCommand, Rng, RuleError, Seat
 from services.eila import GAME
 from tests.eila.helpers import END_NIGHT, act, night, present, start, submit
 
@@ -129,3 +129,13 @@ def test_the_first_line_of_what_happened_tells_the_campaign_began() -> None:
     "you acted"."""
     opened = pb.Event(opened=pb.Opened(options=pb.Options()))
     assert GAME.describe is not None and GAME.describe(opened, 0) == "the campaign begins"
+
+
+def test_a_choice_is_told_as_the_players_choice() -> None:
+    state = GAME.replay(GAME.setup(pb.Options(), [Seat("eila")], Rng(b"choice", 0)))
+    choose = pb.Command(choose=pb.ChooseOption(option=0))
+    [changed] = GAME.decide_now(state, 0, choose, Rng(b"choice", 1))
+    assert GAME.describe is not None
+    said = GAME.describe(changed, 0)
+    assert said is not None and said.startswith("you chose option A: ")
+    assert str(GAME.describe(changed, None)).startswith("Eila chose option A: ")

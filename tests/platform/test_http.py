@@ -482,3 +482,19 @@ async def test_a_browser_that_leaves_frees_its_stream() -> None:
         await web.stop()
         await server.stop(None)
         await store.close()
+
+
+async def test_a_games_catalog_is_served_once_over_connect(http: Http) -> None:
+    status, body = await http.json("/arbiter.v1.Arbiter/GetCatalog", {"game": "moody_bear"})
+    assert status == 200, body
+    assert body["game"] == "moody_bear" and body["contentVersion"]
+    entries = {e["id"]: e for e in body["entries"]}
+    assassin = entries["THUNDER_ASSASSIN"]
+    assert (assassin["kind"], assassin["name"]) == ("card", "Thunder Assassin")
+    assert "cannot do anything" in assassin["text"]
+    assert entries["SOLO"]["kind"] == "team"
+    _, again = await http.json("/arbiter.v1.Arbiter/GetCatalog", {"game": "moody_bear"})
+    assert again == body  # the same content version, the same entries
+    status, refused = await http.json("/arbiter.v1.Arbiter/GetCatalog", {"game": "chess"})
+    assert status == 400 and refused["code"] == "invalid_argument"
+    assert error_details(refused)["google.rpc.ErrorInfo"].reason == "UNKNOWN_GAME"

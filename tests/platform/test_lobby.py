@@ -102,6 +102,41 @@ async def test_an_open_seat_gets_an_invitation_and_the_game_waits_for_it(lobby: 
     assert (await client.act(created.game_id, mover, first)).version > created.version
 
 
+async def test_a_waiting_game_says_so_and_offers_no_command_until_its_seats_are_filled(
+        lobby: Any) -> None:
+    client, host, _ = lobby
+    created = await create(client, apb.Seat(name="ann"), apb.Seat(kind=apb.OPEN))
+    ann = created.tokens[0].token
+    table = await host.tables.load(created.game_id)
+    stream = await host.tables.subscribe(table, 0, True, 0)  # ann's Play stream
+    try:
+        opened = [bpb.PlayResponse.FromString(m) for m, _ in await stream.next()]
+        assert not any(r.HasField("legal") for r in opened)
+        assert list(opened[-1].view.open_seats) == [1] and not opened[-1].view.to_act
+        for token in (ann, ""):  # the seat, and a spectator
+            view = await client.view(created.game_id, token)
+            assert list(view.open_seats) == [1] and not view.to_act
+            assert list(view.happened) == [
+                "waiting for 1 more player: the game begins when every seat is filled"]
+        assert not (await client.legal(created.game_id, ann)).commands
+        summary = (await listed(client, apb.WAITING))[created.game_id]
+        assert list(summary.open_seats) == [1] and not summary.to_act
+
+        joined = await join(client, created.invitations[0].code, "zoe")
+        view = await client.view(created.game_id, ann)
+        assert not view.open_seats and len(view.to_act) == 1
+        mover = view.to_act[0]
+        legal = await client.legal(created.game_id, {0: ann, 1: joined.token}[mover])
+        assert legal.commands and len(legal.words) == len(legal.commands)
+        # The open stream is told, though the join appended no entry.
+        pushed = [bpb.PlayResponse.FromString(m)
+                  for m, _ in await asyncio.wait_for(stream.next(), 5)]
+        assert not pushed[-1].view.open_seats and list(pushed[-1].view.to_act) == [mover]
+        assert pushed[-1].HasField("legal") == (mover == 0)
+    finally:
+        host.tables.unsubscribe(table, stream)
+
+
 async def test_a_code_takes_its_seat_once_and_a_made_up_code_is_refused(lobby: Any) -> None:
     client, _, _ = lobby
     created = await create(client, apb.Seat(kind=apb.OPEN), apb.Seat(kind=apb.OPEN))

@@ -22,6 +22,7 @@ from arbiter.v1 import arbiter_pb2 as apb
 
 from services import games as registry
 from services.core import log as gamelog
+from services.core.happened import naming
 from tests.conftest import CLUSTER_URL, NO_CLUSTER, REDIS_URL
 from tests.platform.test_grpc import ADMIN, Client
 
@@ -137,8 +138,9 @@ async def test_processes_racing_on_the_same_games_lose_and_duplicate_nothing(
             expected.version = len(entries)
             # A spectator is told the last command's events, in words, by every server.
             last = gamelog.batches(entries)[-1].entries
-            told = [game.describe(gamelog.game_event(game, e), None) for e in last
-                    if e.WhichOneof("body") == "event"]
+            with naming(["ann", "bob"]):  # the seats, called by their names
+                told = [game.describe(gamelog.game_event(game, e), None) for e in last
+                        if e.WhichOneof("body") == "event"]
             expected.happened.extend(text for text in told if text)
             for client in clients:
                 assert await client.view(g.game_id) == expected
