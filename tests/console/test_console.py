@@ -255,7 +255,7 @@ async def join_and_answer(site: Site) -> bool:
         raise AssertionError("600 commands and the game neither ended nor opened a window")
 
     # The guest's page shows the window and its decline button; the click answers it.
-    decline = guest.locator("#commands button[data-command]").filter(has_text="decline")
+    decline = guest.locator("#commands button[data-kind='decline']")  # its words vary
     await decline.first.wait_for(timeout=30_000)
     await guest.locator("svg >> text=response stack").first.wait_for(timeout=30_000)
     await decline.first.click(timeout=30_000)

@@ -268,7 +268,7 @@ async function gamePage(game, gameId) {
     // A group of many commands (Bubble and Shadow's pacts, say) opens on a click.
     $("#commands").innerHTML = [...groups].map(([group, members]) => `<details class="group"${members.length <= 8 ? " open" : ""}>
       <summary>${esc(group)} (${members.length})</summary>${members.map(i =>
-      `<button data-command="${i}" title="${esc(hoverText(legal[i]))}">${esc(words[i].label)}</button>`).join("")}</details>`).join("") ||
+      `<button data-command="${i}" data-kind="${esc(Object.keys(legal[i])[0])}" title="${esc(hoverText(legal[i]))}">${esc(words[i].label)}</button>`).join("")}</details>`).join("") ||
       `<p class="muted">${replaying ? "replaying" : out ? "the game is over" : "nothing to do now"}</p>`;
   };
   $("#commands").onclick = e => { const i = e.target.dataset.command; if (i !== undefined) act(legal[Number(i)]); };
