@@ -488,6 +488,7 @@ async def test_the_console_fits_a_phone_and_leaving_a_game_page_throws_nothing(
         await page.click("header >> text=Games")  # leaving while its stream is open
         await page.wait_for_selector("#games tr")
         assert await page.evaluate(overflow) <= 0, "the games list scrolls sideways"
+        assert await page.locator("#error").is_hidden(), await page.inner_text("#error")
     for route in ("#/new", "#/join"):
         await page.goto(f"{site.base}/{route}")
         await page.wait_for_selector("h1")

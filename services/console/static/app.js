@@ -54,12 +54,14 @@ function listPage() {
       <span class="muted">updates every 2 s</span>
     </div>
     <div class="scroll"><table class="games"><thead><tr><th>game</th><th>id</th><th>status</th><th>seats</th><th>to act</th><th>version</th></tr></thead><tbody id="games"></tbody></table></div>`;
+  let alive = true; // false once the page is left: a late answer must not touch the next page
   const load = async () => {
     try {
       const reply = await call(ARBITER, "ListGames", {
         game: $("#f-game").value, status: $("#f-status").value || undefined,
         seatName: $("#f-seat").value, pageSize: 100,
       }, { admin: adminToken() });
+      if (!alive) return;
       $("#games").innerHTML = (reply.games || []).map(g => {
         const open = (g.openSeats || []).length;
         return `
@@ -74,7 +76,7 @@ function listPage() {
   ["#f-game", "#f-status", "#f-seat"].forEach(s => $(s).addEventListener("input", load));
   load();
   const timer = setInterval(load, 2000);
-  leaving.push(() => clearInterval(timer));
+  leaving.push(() => { alive = false; clearInterval(timer); });
 }
 
 // ---- creating and joining --------------------------------------------------------------------
