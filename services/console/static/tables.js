@@ -85,7 +85,9 @@ let catalog = {};
 function setCatalog(entries) { catalog = Object.fromEntries((entries || []).map(e => [e.id, e])); }
 function nameOf(id) {
   const entry = catalog[id];
-  return entry && entry.name ? entry.name : String(id).replace(/^(CARD|IDENTITY)_/, "").toLowerCase().replace(/_/g, " ");
+  if (entry && entry.name) return entry.name;
+  const enumName = /^[A-Z][A-Z_]+$/.test(String(id)); // "THUNDER_ASSASSIN"; an id like "I02" stays
+  return enumName ? String(id).replace(/^(CARD|IDENTITY|EVENT)_/, "").toLowerCase().replace(/_/g, " ") : String(id);
 }
 function ruleOf(id) { const entry = catalog[id]; return entry && entry.text ? `${nameOf(id)}: ${entry.text}` : nameOf(id); }
 
@@ -285,7 +287,7 @@ function moodyBear(view, seats, width) {
 
 function shadowCouncil(view, seats, width) {
   const c = new Canvas(width);
-  c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${named(view.event) ? " · event " + named(view.event) : ""}`);
+  c.text(10, c.y + 12, `round ${view.round || 0}/${view.rounds || 0} · ${String(view.phase || "").toLowerCase()}${named(view.event) ? " · " + nameOf(view.event) : ""}`);
   c.y += 24;
   const zones = [["military", view.military], ["economy", view.economy], ["strategy", view.strategy], ["shadow alley", view.shadowAlley]];
   zones.forEach(([name, value], i) => {
@@ -337,9 +339,9 @@ function eila(view, seats, width) {
     die(60, cb.green === undefined ? 0 : cb.green, "#27ae60", "green");
     c.y += 50;
   }
-  c.zone("items", (view.items || []).map(t => ({ text: t, pick: `card:${t}` })));
-  c.zone("support cards", (view.supports || []).map(t => ({ text: t, fill: "#dde8fb", pick: `card:${t}` })));
-  c.zone("habits", (view.habits || []).map(t => ({ text: t, fill: "#f3e5ff" })));
+  c.zone("items", (view.items || []).map(t => cardItem(t)));
+  c.zone("support cards", (view.supports || []).map(t => cardItem(t, "#dde8fb")));
+  c.zone("habits", (view.habits || []).map(t => ({ ...cardItem(t, "#f3e5ff"), pick: "" })));
   c.zone("offers", (view.offers || []).map(cardOf), { cardW: 240 });
   if (view.mine) {
     const m = view.mine;
@@ -355,7 +357,7 @@ function eila(view, seats, width) {
     const rows = Math.max(0, ...cells.map(cl => (cl.y || 0) + 1));
     c.y += rows * size + 8;
   }
-  c.zone("upcoming", [{ text: `${view.upcomingCount || 0} cards`, back: true }, ...(view.upcomingTop || []).map(t => ({ text: t }))]);
+  c.zone("upcoming", [{ text: `${view.upcomingCount || 0} cards`, back: true }, ...(view.upcomingTop || []).map(t => ({ text: nameOf(t), title: ruleOf(t) }))]);
   return c.svg();
 }
 
