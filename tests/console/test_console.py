@@ -539,6 +539,11 @@ async def test_a_seat_replays_its_own_game_with_its_own_hand_face_up(site: Site)
     picks = await page.eval_on_selector_all("#table [data-pick^='card:']",
                                             "nodes => nodes.map(n => n.dataset.pick)")
     assert sorted(picks) == sorted(f"card:{c}" for c in hand), "seat 0's hand, face up"
+    catalog = await site.rpc("/arbiter.v1.Arbiter/GetCatalog", {"game": "moody_bear"})
+    entry = next(e for e in catalog["entries"] if e["id"] == hand[0])
+    card = page.locator(f"#table rect[data-pick='card:{hand[0]}'] title").first
+    hover = await card.text_content()
+    assert hover == f"{entry['name']}: {entry['text']}", "a card's rules text on hover"
     await shoot(page, "moody_bear-replay-own-seat")
     await page.click("#back")  # one version back, then on again
     await page.wait_for_function("v => document.querySelector('#version').textContent === "

@@ -165,6 +165,8 @@ async function summaryOf(game, gameId) {
   return (listed.games || []).find(g => g.gameId === gameId) || {};
 }
 
+const catalogs = {}; // each game's catalog entries, asked once a page load
+
 async function gamePage(game, gameId) {
   const main = $("#main");
   const mine = saved()[gameId] || {};
@@ -173,8 +175,11 @@ async function gamePage(game, gameId) {
   leaving.push(() => { alive = false; });
   let summary = {};
   try { summary = await summaryOf(game, gameId); } catch (e) { /* names are a nicety */ }
-  call(ARBITER, "GetCatalog", { game }).then(c => { setCatalog(c.entries); if (alive) refresh(); })
-    .catch(() => setCatalog([])); // a server without catalogs: names from the ids
+  setCatalog(catalogs[game] || []);
+  if (!catalogs[game]) {
+    call(ARBITER, "GetCatalog", { game }).then(c => { setCatalog(catalogs[game] = c.entries || []); if (alive) refresh(); })
+      .catch(() => setCatalog([])); // a server without catalogs: names from the ids
+  }
   if (!alive) return;
   const seats = summary.seats || [];
   const options = [];
@@ -274,8 +279,9 @@ async function gamePage(game, gameId) {
       `<p class="muted">${replaying ? "replaying" : out ? "the game is over" : "nothing to do now"}</p>`;
   };
   $("#commands").onclick = e => { const i = e.target.dataset.command; if (i !== undefined) act(legal[Number(i)]); };
-  // A command's rules text: that of the cards it names, from the catalog.
-  const hoverText = command => JSON.stringify(command).match(/"[A-Z][A-Z_]+"/g)?.map(id => ruleOf(id.slice(1, -1))).join("\n") || "";
+  // A command's rules text: that of the catalogued things it names.
+  const hoverText = command => (JSON.stringify(command).match(/"[A-Za-z0-9_]+"/g) || [])
+    .map(id => id.slice(1, -1)).filter(id => catalog[id]).map(ruleOf).join("\n");
 
   const refresh = async () => {
     if (replaying || !alive) return;
