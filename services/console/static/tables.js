@@ -259,6 +259,12 @@ function bubbleShadow(view, seats, width) {
 function card(cd) { return cd ? nameOf(cd) : ""; }
 function cardItem(cd, fill) { return { text: card(cd), title: ruleOf(cd), pick: `card:${cd}`, fill }; }
 
+// A play on the response stack: its cards by name, and its target.
+function played(play, seats) {
+  const target = play.target === undefined ? "" : ` on ${seatName(seats, play.target)}`;
+  return `${(play.cards || []).map(nameOf).join(" + ")}${target}${named(play.named) ? ", naming " + nameOf(play.named) : ""}`;
+}
+
 function moodyBear(view, seats, width) {
   const c = new Canvas(width);
   c.text(10, c.y + 12, `${String(view.phase || "").toLowerCase()} · ${seatName(seats, view.turn || 0)} to play · deck ${view.deckSize || 0}${named(view.team) ? " · your team " + named(view.team) : ""}`);
@@ -274,7 +280,7 @@ function moodyBear(view, seats, width) {
   if (view.window) {
     const w = view.window;
     c.zone(`response stack (window ${w.id || 0}; waiting for ${(w.waiting || []).map(s => seatName(seats, s)).join(", ") || "nobody"})`,
-      (w.stack || []).map(e => ({ text: `${String(e.kind || "").toLowerCase()} by ${seatName(seats, e.seat || 0)} ${e.play ? label(e.play) : ""}`, fill: "#ffe1d6" })),
+      (w.stack || []).map(e => ({ text: `${String(e.kind || "").toLowerCase()} by ${seatName(seats, e.seat || 0)}${e.play ? ": " + played(e.play, seats) : ""}`, fill: "#ffe1d6" })),
       { cardW: 220, empty: "(empty)" });
   }
   if (view.trade) c.zone("trade", [{ text: `${seatName(seats, view.trade.seat || 0)} offers ${seatName(seats, view.trade.target || 0)} ${view.trade.card ? card(view.trade.card) : "a card"}` }], { cardW: 360 });
