@@ -165,6 +165,7 @@ async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -
     await row.locator("a").first.click()
     await page.wait_for_selector("#table svg")
     clicks, described = await play_by_clicking_the_table(page, "bubblee")
+    print(f"bubblee: {clicks} clicks on the table, to {await page.inner_text('#version')}")
     assert clicks >= 5
     if "happened" in bpb.View.DESCRIPTOR.fields_by_name:  # where views describe events
         assert described, "the page showed what happened"
@@ -440,6 +441,7 @@ async def test_a_whole_game_played_by_clicking_the_table(site: Site, game: str) 
     AI seats; Eila's campaign is ended as soon as its first chapter is over."""
     page, _ = await seat_page(site, game, SEATS[game])
     clicks, _ = await play_by_clicking_the_table(page, game, prefer="end the campaign")
+    print(f"{game}: {clicks} clicks on the table, to {await page.inner_text('#version')}")
     assert clicks >= 3, "the table was clicked, not only the chips beneath it"
     assert "Game over" in await page.inner_text("#result")
     assert not site.errors
