@@ -183,10 +183,10 @@ async function gamePage(game, gameId) {
   if (!alive) return;
   const seats = summary.seats || [];
   const options = [];
-  const named = s => seats[s] && seats[s].name ? `${seats[s].name} · seat ${s}` : `seat ${s}`;
-  for (const s of Object.keys(mine)) options.push([`token:${s}`, `${named(s)} (yours)`]);
+  const seatLabel = s => seats[s] && seats[s].name ? `${seats[s].name} · seat ${s}` : `seat ${s}`;
+  for (const s of Object.keys(mine)) options.push([`token:${s}`, `${seatLabel(s)} (yours)`]);
   options.push(["spectator", "spectator"]);
-  if (admin) for (let s = 0; s < Math.max(seats.length, 1); s++) options.push([`admin:${s}`, `${named(s)} (admin)`]);
+  if (admin) for (let s = 0; s < Math.max(seats.length, 1); s++) options.push([`admin:${s}`, `${seatLabel(s)} (admin)`]);
   main.innerHTML = `
     <h1>${esc((GAMES[game] || {}).title || game)} <span class="muted">${esc(gameId)}</span></h1>
     <div id="waiting"></div>
@@ -218,7 +218,7 @@ async function gamePage(game, gameId) {
     if (open.length && !replaying) poll = setTimeout(refresh, 2000);
     const codes = savedInvitations(gameId).filter(i => open.includes(i.seat));
     $("#waiting").innerHTML = open.length ? `<div class="card notice">Waiting for ${open.length} player${open.length > 1 ? "s" : ""}: the game begins when every seat is taken.
-      ${codes.length ? codes.map(i => `<p>Invitation for ${esc(named(i.seat))}: <span class="secret invitation">${esc(i.code)}</span>
+      ${codes.length ? codes.map(i => `<p>Invitation for ${esc(seatLabel(i.seat))}: <span class="secret invitation">${esc(i.code)}</span>
         <button class="copy" data-code="${esc(i.code)}">copy</button></p>`).join("") : "<p>Whoever created the game holds the invitations.</p>"}</div>` : "";
   };
   $("#waiting").onclick = e => { if (e.target.dataset.code) navigator.clipboard.writeText(e.target.dataset.code).catch(showError); };
@@ -229,10 +229,10 @@ async function gamePage(game, gameId) {
     const { next, done } = reach(paths, chosen);
     const drawn = new Set();
     for (const node of $("#table").querySelectorAll("svg [data-pick]")) {
-      const keys = node.dataset.pick.split(" ");
-      keys.forEach(k => drawn.add(k));
-      node.classList.toggle("pickable", keys.some(k => next.has(k)));
-      node.classList.toggle("chosen", keys.some(k => chosen.includes(k)));
+      const key = node.dataset.pick;
+      drawn.add(key);
+      node.classList.toggle("pickable", next.has(key));
+      node.classList.toggle("chosen", chosen.includes(key));
     }
     const chips = [...[...next].filter(k => !drawn.has(k)).map(k => [k, keyText(k, seats)]),
       ...done.map(i => [`command:${i}`, words[i].label])];
@@ -243,10 +243,9 @@ async function gamePage(game, gameId) {
     if (e.target.id === "unpick") { chosen = []; return mark(); }
     const node = e.target.closest("[data-pick]");
     if (!node) return;
-    const { next } = reach(paths, chosen);
-    const key = node.dataset.pick.split(" ").find(k => next.has(k) || k.startsWith("command:"));
-    if (!key) return;
+    const key = node.dataset.pick;
     if (key.startsWith("command:")) return act(legal[Number(key.slice(8))]);
+    if (!reach(paths, chosen).next.has(key)) return;
     chosen.push(key);
     const after = reach(paths, chosen);
     if (after.done.length === 1 && !after.next.size) return act(legal[after.done[0]]);

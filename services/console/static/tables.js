@@ -63,8 +63,8 @@ class Canvas {
   }
 }
 
-// The keys a click on a drawn thing picks (see commandPaths), as an attribute.
-function picks(keys) { return keys ? ` data-pick="${esc([].concat(keys).join(" "))}"` : ""; }
+// The key a click on a drawn thing picks (see commandPaths), as an attribute.
+function picks(key) { return key ? ` data-pick="${esc(key)}"` : ""; }
 
 function wrap(s, width) {
   const lines = [];
