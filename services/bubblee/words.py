@@ -19,10 +19,19 @@ def _row(row: int, view: pb.View | None) -> str:
     return "the target's sky row" if view.seats == 1 else "the opponent's sky row"
 
 
-def _sky(cell: pb.SkyCell, view: pb.View | None) -> str:
+def _colour_at(cell: pb.SkyCell, view: pb.View | None) -> str:
+    """"red " for a red sky Bubblee ("" without the view)."""
     colour = view.sky[cell.row * WIDTH + cell.column] if view is not None else 0
-    bubblee = f"the {NAMES[colour]} Bubblee" if colour else "the Bubblee"
-    return f"{bubblee} of column {cell.column + 1} of {_row(cell.row, view)}"
+    return f"{NAMES[colour]} " if colour else ""
+
+
+def _swap(s: pb.Swap, view: pb.View | None) -> str:
+    a, b = sorted((s.a, s.b), key=lambda c: (c.row, c.column))
+    if a.row == b.row:
+        return (f"swap the {_colour_at(a, view)}and {_colour_at(b, view)}Bubblees of columns "
+                f"{a.column + 1} and {b.column + 1} of {_row(a.row, view)}")
+    return (f"swap the {_colour_at(a, view)}Bubblee of {_row(a.row, view)} with the "
+            f"{_colour_at(b, view)}Bubblee of {_row(b.row, view)} in column {a.column + 1}")
 
 
 def _planet(cell: pb.PlanetCell) -> str:
@@ -85,7 +94,7 @@ def describe(command: pb.Command, view: pb.View | None = None) -> str:
         return (f"place {drawn} in column {cell.column + 1} of {_row(cell.row, view)}"
                 + (" (the only empty cell)" if forced else ""))
     if kind == "swap":
-        return f"swap {_sky(command.swap.a, view)} with {_sky(command.swap.b, view)}"
+        return _swap(command.swap, view)
     if kind == "drop":
         return _drop(command.drop, view)
     if kind == "apply_power":

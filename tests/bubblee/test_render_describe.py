@@ -33,9 +33,12 @@ def test_with_its_view_a_command_names_the_bubblees_and_whose_row() -> None:
                                        b=pb.SkyCell(column=1, row=1)))
     assert describe(column_2, view) == "drop the two Bubblees of column 2 onto your planet"
     swap = pb.Command(swap=pb.Swap(a=pb.SkyCell(column=0, row=1), b=pb.SkyCell(column=1, row=1)))
-    assert describe(swap, view) == ("swap the red Bubblee of column 1 of the opponent's sky row "
-                                    "with the purple Bubblee of column 2 of the opponent's sky "
-                                    "row")
+    assert describe(swap, view) == ("swap the red and purple Bubblees of columns 1 and 2 of the "
+                                    "opponent's sky row")
+    across = pb.Command(swap=pb.Swap(a=pb.SkyCell(column=2, row=1),
+                                     b=pb.SkyCell(column=2, row=0)))
+    assert describe(across, view) == ("swap the green Bubblee of your sky row with the blue "
+                                      "Bubblee of the opponent's sky row in column 3")
     place = pb.Command(place=pb.Place(cell=pb.SkyCell(column=4, row=0)))
     assert describe(place, GAME.view(table(phase=pb.PHASE_PLACE, drawn=3), 0)) == (
         "place the drawn blue Bubblee in column 5 of your sky row")

@@ -388,3 +388,6 @@ def test_messages_put_together_from_parts_are_the_messages_protobuf_builds() -> 
         assert played.HasField("legal") == to_act
         if to_act:
             assert list(played.legal.commands) == BUBBLEE.legal_actions(state, seat)
+            # Each command in words, as the view it is pushed with says things.
+            assert [w.label for w in played.legal.words] == [
+                BUBBLEE.command_label(c, view) for c in played.legal.commands]

@@ -133,6 +133,9 @@ async def test_a_waiting_game_says_so_and_offers_no_command_until_its_seats_are_
                   for m, _ in await asyncio.wait_for(stream.next(), 5)]
         assert not pushed[-1].view.open_seats and list(pushed[-1].view.to_act) == [mover]
         assert pushed[-1].HasField("legal") == (mover == 0)
+        if mover == 0:  # Play's legal commands come in words too
+            legal = pushed[-1].legal
+            assert [w.label for w in legal.words] and len(legal.words) == len(legal.commands)
     finally:
         host.tables.unsubscribe(table, stream)
 
