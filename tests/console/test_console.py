@@ -1,6 +1,7 @@
 """The web console in headless Chromium (Debian's `chromium`, driven by Playwright): create a
-game, play a whole Bubblee Pop game against an AI seat by clicking, join a Moody Bear game by
-code from a second browser and answer a response window, replay a finished game, and check
+game, play a whole game of every game against its AI seats by clicking the table, join a Moody
+Bear game by code from a second browser and answer a response window, a waiting game's notice
+and the list's Join, a phone's width, replay a finished game and one's own seat, and check
 that a seat's page shows nothing its view hides. Screenshots of every game's page are written
 to var/screenshots/ (printed at the end of the run)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,6 +33,8 @@ SHOTS = Path(os.environ.get("ARBITER_SCREENSHOTS", "var/screenshots"))
 
 try:
     from playwright.async_api import Browser, Page, async_playwright
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
 except ImportError:  # pragma: no cover - the test set-up installs it
     async_playwright = None  # type: ignore[assignment]
 
@@ -47,6 +51,7 @@ pytestmark = [
 class Site:
     def __init__(self, base: str, session: aiohttp.ClientSession, browser: Browser) -> None:
         self.base, self.session, self.browser = base, session, browser
+        self.errors: list[str] = []  # uncaught errors of the site's pages
 
     async def rpc(self, path: str, body: dict[str, Any], token: str = "",
                   admin: bool = False) -> dict[str, Any]:
@@ -61,9 +66,10 @@ class Site:
             assert r.status == 200, reply
             return reply
 
-    async def page(self, admin: bool = False) -> Page:
-        context = await self.browser.new_context(viewport={"width": 1280, "height": 1000})
+    async def page(self, admin: bool = False, width: int = 1280) -> Page:
+        context = await self.browser.new_context(viewport={"width": width, "height": 1000})
         page = await context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
         await page.goto(self.base + "/")
         if admin:
             await page.fill("#admin-token", ADMIN)
@@ -92,23 +98,47 @@ async def site() -> AsyncIterator[Site]:
     await store.close()
 
 
-async def click_first(page: Page, prefer: str = "", avoid: str = "") -> bool:
-    """Click a legal command (one whose text has `prefer`, if any, and never one with
-    `avoid`); False when there is none."""
-    buttons = page.locator("#commands button[data-command]")
-    if avoid:
-        buttons = buttons.filter(has_not_text=avoid)
-    try:
-        await buttons.first.wait_for(timeout=1500)
-    except Exception:  # noqa: BLE001 - nothing to click now
-        return False
-    target = buttons.filter(has_text=prefer).first if prefer and \
-        await buttons.filter(has_text=prefer).count() else buttons.first
-    try:
-        await target.click(timeout=2000)
-    except Exception:  # noqa: BLE001 - the list was redrawn meanwhile: try again later
-        return False
-    return True
+async def play_by_clicking_the_table(page: Page, game: str, stall: float = 30,
+                                     prefer: str = "") -> tuple[int, int]:
+    """Plays the page's seat to the game's end by clicking the table (never the command
+    buttons): a drawn thing the table marks clickable when there is one, else a chip beneath
+    it (a command the picks so far complete, or one with nothing to click), one whose text has
+    `prefer` first. Waits on the page's state: it fails only when the game's version stands
+    still for `stall` seconds, however slowly a busy machine plays. Returns the clicks on
+    drawn things and the "what happened" lines seen."""
+    rng = random.Random(23)
+    loop = asyncio.get_running_loop()
+    version, moved = "", loop.time()
+    drawn_clicks, described = 0, 0
+    while not await page.locator("#result").count():
+        now = await page.inner_text("#version")
+        if now != version:
+            version, moved = now, loop.time()
+        elif loop.time() - moved > stall:
+            await shoot(page, f"{game}-unfinished")
+            raise AssertionError(f"{game} stood still at {version} for {stall} s of clicking "
+                                 f"the table: {await page.inner_text('#main')}")
+        try:  # something to click, or the end: the AI seats may be playing meanwhile
+            await page.wait_for_selector("#table .pickable, #result", timeout=5000)
+        except PlaywrightTimeout:
+            continue
+        described += await page.locator("#happened li").count()
+        drawn = page.locator("#table svg .pickable")
+        chips = page.locator("#moves .pickable")
+        choices = [(drawn, True), (chips, False)]
+        if prefer:
+            choices.insert(0, (chips.filter(has_text=prefer), False))
+        for target, on_the_table in choices:
+            count = await target.count()
+            if not count:
+                continue
+            try:
+                await target.nth(rng.randrange(count)).click(timeout=2000)
+            except PlaywrightError:  # redrawn meanwhile: look again
+                break
+            drawn_clicks += on_the_table
+            break
+    return drawn_clicks, described
 
 
 async def shoot(page: Page, name: str) -> None:
@@ -132,16 +162,10 @@ async def test_create_and_play_a_whole_bubblee_game_against_the_ai(site: Site) -
     row = page.locator(f"tr[data-game-id='{game_id}']")
     await row.wait_for()
     assert (await row.locator("td").nth(2).inner_text()).strip() == "active"
-    await row.locator("a").click()
+    await row.locator("a").first.click()
     await page.wait_for_selector("#table svg")
-    clicks, described = 0, 0
-    for _ in range(2000):
-        if await page.locator("#result").count():
-            break
-        if await click_first(page):
-            clicks += 1
-        described += await page.locator("#happened li").count()
-    assert await page.locator("#result").count(), "the game ended"
+    clicks, described = await play_by_clicking_the_table(page, "bubblee")
+    print(f"bubblee: {clicks} clicks on the table, to {await page.inner_text('#version')}")
     assert clicks >= 5
     if "happened" in bpb.View.DESCRIPTOR.fields_by_name:  # where views describe events
         assert described, "the page showed what happened"
@@ -237,7 +261,7 @@ async def join_and_answer(site: Site) -> bool:
         raise AssertionError("600 commands and the game neither ended nor opened a window")
 
     # The guest's page shows the window and its decline button; the click answers it.
-    decline = guest.locator("#commands button[data-command]").filter(has_text="decline")
+    decline = guest.locator("#commands button[data-kind='decline']")  # its words vary
     await decline.first.wait_for(timeout=30_000)
     await guest.locator("svg >> text=response stack").first.wait_for(timeout=30_000)
     await decline.first.click(timeout=30_000)
@@ -326,7 +350,7 @@ async def test_every_games_page_draws_its_table(site: Site) -> None:
     await page.select_option("#f-status", "WAITING")
     row = page.locator(f"tr[data-game-id='{waiting['gameId']}']")
     await row.wait_for()
-    assert "waiting (open: 1, 2)" in await row.inner_text()
+    assert "waiting for 2 players" in await row.inner_text()  # a count, not seat numbers
     assert await page.locator("tr[data-game-id]").count() == 1  # the others are not waiting
     await shoot(page, "games-waiting")
 
@@ -396,3 +420,136 @@ async def test_no_seats_table_shows_what_only_other_seats_see(site: Site, game: 
         leaks = [s for s in secrets if s in table or s.lower() in table]
         assert not leaks, f"seat {seat}'s table shows {leaks}, seen only by other seats"
     await shoot(page, f"{game}-last-seat")
+
+
+async def seat_page(site: Site, game: str, seats: list[dict[str, Any]],
+                    width: int = 1280) -> tuple[Page, dict[str, Any]]:
+    """A new game over the API, and a page holding seat 0's token on it."""
+    made = await site.rpc(f"/arbiter.{game}.v1.Game/CreateGame", {"seats": seats})
+    page = await site.page(width=width)
+    await page.evaluate("([id, token]) => localStorage.setItem('arbiter.tokens', "
+                        "JSON.stringify({[id]: {0: token}}))",
+                        [made["gameId"], made["tokens"][0]["token"]])
+    await page.goto(f"{site.base}/#/game/{game}/{made['gameId']}")
+    await page.wait_for_selector("#table svg")
+    return page, made
+
+
+@pytest.mark.parametrize("game", ["bubble_shadow", "moody_bear", "shadow_council", "eila"])
+async def test_a_whole_game_played_by_clicking_the_table(site: Site, game: str) -> None:
+    """The other games than Bubblee (played from the new-game page above), each against its
+    AI seats; Eila's campaign is ended as soon as its first chapter is over."""
+    page, _ = await seat_page(site, game, SEATS[game])
+    clicks, _ = await play_by_clicking_the_table(page, game, prefer="end the campaign")
+    print(f"{game}: {clicks} clicks on the table, to {await page.inner_text('#version')}")
+    assert clicks >= 3, "the table was clicked, not only the chips beneath it"
+    assert "Game over" in await page.inner_text("#result")
+    assert not site.errors
+    await shoot(page, f"{game}-finished")
+
+
+async def test_a_waiting_game_says_so_and_the_list_offers_to_join_it(site: Site) -> None:
+    host = await site.page()
+    await host.goto(site.base + "/#/new")
+    await host.select_option("#n-game", "moody_bear")
+    await host.locator("#seats .s-kind").nth(1).select_option("OPEN")
+    await host.click("#n-create")
+    code = (await host.inner_text(".invitation")).strip()
+    game_id = (await host.inner_text("#created-link")).strip()
+    await host.click("#created-link")
+    notice = host.locator("#waiting .notice")
+    await notice.wait_for()
+    assert "Waiting for 1 player" in await notice.inner_text()
+    assert (await notice.locator(".invitation").inner_text()).strip() == code
+    assert not await host.locator("#table .pickable").count()  # nothing to do yet
+    assert not await host.locator("#commands button").count()
+    await shoot(host, "moody_bear-waiting")
+
+    guest = await site.page()  # another browser: no token, no invitation of its own
+    await guest.goto(site.base + "/#/")
+    row = guest.locator(f"tr[data-game-id='{game_id}']")
+    await row.locator("a.join").click()
+    await guest.wait_for_selector("#j-code")
+    assert await guest.input_value("#j-code") == ""
+    await guest.fill("#j-code", code)
+    await guest.fill("#j-name", "guest")
+    await guest.click("#j-join")
+    await guest.wait_for_selector("#table svg")
+    assert not await guest.locator("#waiting .notice").count()
+    await notice.wait_for(state="detached", timeout=30_000)  # the host's page sees the join
+    other = await site.page()
+    await other.goto(site.base + "/#/")
+    await other.locator(f"tr[data-game-id='{game_id}'] td.status-ACTIVE").wait_for()
+    assert not await other.locator(f"tr[data-game-id='{game_id}'] a.join").count()
+    assert not site.errors
+
+
+async def test_the_console_fits_a_phone_and_leaving_a_game_page_throws_nothing(
+        site: Site) -> None:
+    overflow = "document.documentElement.scrollWidth - window.innerWidth"
+    for game, seats in SEATS.items():
+        page, _ = await seat_page(site, game, seats, width=360)
+        await page.wait_for_selector("#events li")
+        assert await page.evaluate(overflow) <= 0, f"{game}'s page scrolls sideways"
+        await shoot(page, f"{game}-phone")
+        await page.click("header >> text=Games")  # leaving while its stream is open
+        await page.wait_for_selector("#games tr")
+        assert await page.evaluate(overflow) <= 0, "the games list scrolls sideways"
+        assert await page.locator("#error").is_hidden(), await page.inner_text("#error")
+    for route in ("#/new", "#/join"):
+        await page.goto(f"{site.base}/{route}")
+        await page.wait_for_selector("h1")
+        assert await page.evaluate(overflow) <= 0, f"{route} scrolls sideways"
+    assert not site.errors, site.errors
+
+
+async def test_a_seat_replays_its_own_game_with_its_own_hand_face_up(site: Site) -> None:
+    made = await site.rpc("/arbiter.moody_bear.v1.Game/CreateGame", {"seats": [
+        {"name": "ann"}, {"name": "bob"}, {"name": "cat"}]})
+    game_id = made["gameId"]
+    tokens = {t.get("seat", 0): t["token"] for t in made["tokens"]}
+    while True:  # a few moves over the API, by whichever seat may move
+        view = await site.rpc("/arbiter.moody_bear.v1.Game/GetView", {"gameId": game_id},
+                              admin=True)
+        if int(view["version"]) >= 16 or view.get("outcome"):
+            break
+        for token in tokens.values():
+            legal = await site.rpc("/arbiter.moody_bear.v1.Game/ListLegalActions",
+                                   {"gameId": game_id}, token)
+            command = preferred(legal.get("commands", []))
+            if command:
+                await site.rpc("/arbiter.moody_bear.v1.Game/Act", {
+                    "gameId": game_id, "command": command,
+                    "expectedVersion": legal["version"]}, token)
+                break
+        else:
+            await asyncio.sleep(0.05)  # a deadline is due: the server moves on its own
+    page = await site.page()
+    await page.evaluate("([id, token]) => localStorage.setItem('arbiter.tokens', "
+                        "JSON.stringify({[id]: {0: token}}))", [game_id, tokens[0]])
+    await page.goto(f"{site.base}/#/game/moody_bear/{game_id}")
+    entries = page.locator("#events li")
+    await entries.nth(11).wait_for()
+    version = int(await entries.nth(11).get_attribute("data-version") or 0)
+    await entries.nth(11).locator("a").click()  # a step in the game's own log
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version)
+    then = await site.rpc("/arbiter.v1.Arbiter/Replay",
+                          {"gameId": game_id, "version": version, "seat": 0}, admin=True)
+    hand = then["view"].get("hand", [])
+    assert hand
+    picks = await page.eval_on_selector_all("#table [data-pick^='card:']",
+                                            "nodes => nodes.map(n => n.dataset.pick)")
+    assert sorted(picks) == sorted(f"card:{c}" for c in hand), "seat 0's hand, face up"
+    catalog = await site.rpc("/arbiter.v1.Arbiter/GetCatalog", {"game": "moody_bear"})
+    entry = next(e for e in catalog["entries"] if e["id"] == hand[0])
+    card = page.locator(f"#table rect[data-pick='card:{hand[0]}'] title").first
+    hover = await card.text_content()
+    assert hover == f"{entry['name']}: {entry['text']}", "a card's rules text on hover"
+    await shoot(page, "moody_bear-replay-own-seat")
+    await page.click("#back")  # one version back, then on again
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version - 1)
+    await page.click("#forward")
+    await page.wait_for_function("v => document.querySelector('#version').textContent === "
+                                 "`version ${v} (replay)`", arg=version)
