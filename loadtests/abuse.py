@@ -441,7 +441,7 @@ async def big_play_body(t: Target, seconds: float) -> dict[str, Any]:
                         f"http://127.0.0.1:{t.http_port}{GAME}Play", data=body,
                         headers={"content-type": "application/connect+proto",
                                  "x-seat-token": t.token},
-                        timeout=aiohttp.ClientTimeout(total=max(1.0, end - time.monotonic()))
+                        timeout=aiohttp.ClientTimeout(total=max(3.0, end - time.monotonic()))
                         ) as r:
                     tail = (await r.read())[-300:]
                     answers[f"{r.status} {_end_code(tail)}"] += 1

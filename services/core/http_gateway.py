@@ -44,7 +44,7 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
 from services.core.edge import EdgeLimits
-from services.core.grpc_api import ADMIN_TOKEN, DOMAIN, SEAT_TOKEN
+from services.core.grpc_api import ADMIN_TOKEN, DOMAIN, HOLD_SECONDS, SEAT_TOKEN
 
 log = logging.getLogger("arbiter")
 
@@ -103,13 +103,17 @@ class Failure(Exception):
 class Refused(Exception):
     """A request refused at the edge, before any call: an HTTP status, a Connect error body."""
 
-    def __init__(self, status: int, code: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(self, status: int, code: grpc.StatusCode, reason: str, message: str,
+                 unread: bool = False) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.unread = status, unread
         self.failure = Failure(code, message, with_reason(code, reason, message))
 
     def response(self) -> web.Response:
-        return web.json_response(status_json(self.failure), status=self.status)
+        response = web.json_response(status_json(self.failure), status=self.status)
+        if self.unread:  # close rather than read the rest of the body to keep the connection
+            response.force_close()
+        return response
 
 
 def with_reason(code: grpc.StatusCode, reason: str, message: str) -> bytes:
@@ -300,6 +304,10 @@ class Gateway:
             metadata = self._metadata(request)
             body = await self._read(request, self._largest_body(method))
         except Refused as refused:
+            if refused.status == 413:
+                # Held before it is answered, the rest of the body unread: the client's
+                # sends wait on a full socket instead of the server taking body after body.
+                await asyncio.sleep(HOLD_SECONDS)
             return refused.response()
         if ctype.startswith("application/grpc-web"):
             return await self._grpc_web(request, method, path, ctype, body, metadata)
@@ -328,12 +336,13 @@ class Gateway:
         except TimeoutError:
             raise Refused(408, grpc.StatusCode.DEADLINE_EXCEEDED, "BODY_TOO_SLOW",
                           f"the body did not arrive within {self.limits.read_seconds:g} s "
-                          "(ARBITER_HTTP_READ_SECONDS)") from None
+                          "(ARBITER_HTTP_READ_SECONDS)", unread=True) from None
         return b"".join(chunks)
 
     def _too_large(self, largest: int) -> Refused:
         return Refused(413, grpc.StatusCode.RESOURCE_EXHAUSTED, "BODY_TOO_LARGE",
-                       f"the body is larger than {largest} bytes, this call's bound")
+                       f"the body is larger than {largest} bytes, this call's bound",
+                       unread=True)
 
     def _frames(self, body: bytes) -> list[tuple[int, bytes]]:
         try:
