@@ -18,10 +18,11 @@ from typing import Any
 from arbiter.eila.v1 import eila_pb2 as pb
 
 from services.core.decider import Rng, Seat
-from services.eila import GAME
+from services.eila import GAME, planner
 from services.eila.state import State
 
 COMMAND_LIMIT = 5000
+PLANNER_CPU: list[float] = []  # ms of CPU of each move the planner chose (main reports them)
 
 
 @dataclass
@@ -38,9 +39,23 @@ def new_game(options: pb.Options, seed: int) -> State:
     return GAME.replay(events)
 
 
+@dataclass(frozen=True)
+class PlannerBudget:
+    cpu_seconds: float
+    playouts: int | None = None
+
+
 def step(state: State, bot_name: str, seed: int, version: int) -> State:
-    legal = GAME.legal_actions(state, 0)
-    command = GAME.bots[bot_name](GAME.view(state, 0), legal, Rng(b"bot-%d" % seed, version))
+    """One command by the bot, or by the planner: `planner:MS` plans with MS ms of CPU a move,
+    `planner:MS:N` with at most N playouts too."""
+    rng = Rng(b"bot-%d" % seed, version)
+    if bot_name.startswith("planner:"):
+        ms, *cap = (int(n) for n in bot_name.split(":")[1:])
+        started = time.thread_time()
+        command = planner.plan(state, 0, rng, PlannerBudget(ms / 1000, *cap))
+        PLANNER_CPU.append((time.thread_time() - started) * 1000)
+    else:
+        command = GAME.bots[bot_name](GAME.view(state, 0), GAME.legal_actions(state, 0), rng)
     for event in GAME.decide(state, 0, command, Rng(b"eila-sim-%d" % seed, version)):
         state = GAME.evolve(state, event)
     return state
@@ -148,19 +163,35 @@ def campaign(bot_name: str, advanced: bool, seed: int, attempts: int = 5) -> tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=200)
-    parser.add_argument("--bots", default="random,random_options,greedy")
+    parser.add_argument("--bots", default="random,random_options,greedy",
+                        help="bot names, or planner:MS (MS ms of CPU a move)")
+    parser.add_argument("--chapters", default="0,1,2,3,4,5")
+    parser.add_argument("--modes", default="normal,advanced")
+    parser.add_argument("--campaigns", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
-    for advanced in (False, True):
-        for chapter in range(6):
+    from services.workers.simulate import wilson
+
+    for advanced in [mode == "advanced" for mode in args.modes.split(",")]:
+        for chapter in map(int, args.chapters.split(",")):
             cells = []
             for bot in args.bots.split(","):
-                t = time.perf_counter()
+                PLANNER_CPU.clear()
+                t = time.process_time()
                 rate, endings, cut = chapter_rates(bot, chapter, advanced, range(args.seeds))
-                ms = (time.perf_counter() - t) * 1000 / args.seeds
+                ms = (time.process_time() - t) * 1000 / args.seeds
+                lo, hi = wilson(round(rate * (args.seeds - cut)), args.seeds - cut)
                 extra = f" endings {dict(endings)}" if len(endings) > 1 else ""
                 extra += f" ({cut} cut by the command cap)" if cut else ""
-                cells.append(f"{bot} {rate:.1%} ({ms:.0f} ms/game){extra}")
-            print(f"chapter {chapter} {'advanced' if advanced else 'normal'}: " + "; ".join(cells))
+                if PLANNER_CPU:
+                    cpu = sorted(PLANNER_CPU)
+                    extra += (f" [{len(cpu)} moves, CPU a move p50 {cpu[len(cpu) // 2]:.0f} ms"
+                              f" p99 {cpu[len(cpu) * 99 // 100]:.0f} ms max {cpu[-1]:.0f} ms]")
+                cells.append(f"{bot} {rate:.1%} [{lo:.1%}, {hi:.1%}] ({ms:.0f} ms CPU/game)"
+                             + extra)
+            print(f"chapter {chapter} {'advanced' if advanced else 'normal'}: " + "; ".join(cells),
+                  flush=True)
+    if not args.campaigns:
+        return
     for advanced in (False, True):
         results = [campaign("greedy", advanced, s) for s in range(args.seeds // 4)]
         done = sum(1 for won, _ in results if won == 6)
