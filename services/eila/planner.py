@@ -1,11 +1,12 @@
 """Eila's planner: the greedy bot's choice, checked by playing each alternative out.
 
-At each decision of a chapter the planner takes the commands that shape the attempt (the
-options of the present card, fight or boost, a step in the mine, a purchase, the night's
-choices: every legal command but the free actions, plus the free action the greedy bot would
-take) and plays each of them out to the end of the chapter many times, the greedy bot playing
-every later move. It sends the one that won the chapter most often; on a tie, the greedy
-bot's own choice (which comes first).
+When the greedy bot would commit to something (an option of the present card, a fight or a
+boost, a step in the mine, a purchase, a submission), the planner takes every legal command
+that shapes the attempt (all but the free actions: conversions, discards, items, spells and
+answers, which it leaves to the greedy bot) and plays each out to the end of the chapter
+many times, the greedy bot playing every later move. It sends the one that won the chapter
+most often; on a tie, the greedy bot's own choice (which comes first). When every candidate
+has won every world so far, or lost every one, it stops early: nothing is left to choose.
 
 It plans from what the player may know. Each playout is a world dealt by `view.redeal` from
 the planner's own rng (the upcoming cards whose order nobody knows, the quiz decks, the
@@ -69,7 +70,7 @@ def plan(state: State, seat: int, rng: Rng, budget: Budget) -> Any:
         for i, command in enumerate(candidates):
             now = time.thread_time()
             if (budget.playouts is not None and playouts >= budget.playouts) or (
-                    now - started + longest > budget.cpu_seconds):
+                    now - started + longest >= budget.cpu_seconds):
                 return best(candidates, wins, played)
             wins[i] += won_playout(world, seat, command, Rng(worlds, -1 - world_number))
             played[i] += 1
