@@ -21,6 +21,7 @@ of the state: `decide` would add the facts of each change, which `evolve` only s
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Protocol
 
@@ -72,7 +73,11 @@ def plan(state: State, seat: int, rng: Rng, budget: Budget) -> Any:
             if (budget.playouts is not None and playouts >= budget.playouts) or (
                     now - started + longest >= budget.cpu_seconds):
                 return best(candidates, wins, played)
-            wins[i] += won_playout(world, seat, command, Rng(worlds, -1 - world_number))
+            won = won_playout(world, seat, command, Rng(worlds, -1 - world_number),
+                              started + budget.cpu_seconds)
+            if won is None:  # longer than any before it: the budget ran out during it
+                return best(candidates, wins, played)
+            wins[i] += won
             played[i] += 1
             playouts += 1
             longest = max(longest, time.thread_time() - now)
@@ -85,11 +90,15 @@ def best(candidates: list[Any], wins: list[int], played: list[int]) -> Any:
     return candidates[rates.index(max(rates))]
 
 
-def won_playout(world: State, seat: int, command: Any, dice: Rng) -> bool:
-    """Whether the chapter being played is won after `command`, the greedy bot playing on."""
+def won_playout(world: State, seat: int, command: Any, dice: Rng,
+                deadline: float = math.inf) -> bool | None:
+    """Whether the chapter being played is won after `command`, the greedy bot playing on;
+    None once the thread's CPU time passes `deadline` (the playout is abandoned)."""
     state = world.clone()
     chance = RecordingDice(dice)
     for _ in range(PLAYOUT_MOVES):
+        if time.thread_time() > deadline:
+            return None
         rules.apply(state, command, chance, [])
         chance.draws.clear()
         if state.phase != "playing":
