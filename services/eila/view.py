@@ -1,5 +1,6 @@
 """What the player sees: the present card with its options (and why one is unavailable),
-storage, HP, day, items, the decks as sets (never the upcoming deck's hidden order)."""
+storage, HP, day, items, the decks as sets (never the upcoming deck's hidden order); and
+`redeal`, which deals anew what the player cannot see (the leak tests, the planner)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
+from services.core.decider import Rng
 from services.eila import engine, facts
 from services.eila.data import RESOURCES, Index, Json
 from services.eila.state import Play, State, index
@@ -204,3 +206,23 @@ def redact(event: Any, seat: int | None) -> Any:
     del out.hidden[:]
     out.hidden.extend(hidden)
     return out
+
+
+def redeal(state: State, seat: int, rng: Rng) -> State:
+    """A world the player cannot tell from `state`: the upcoming cards whose order nobody
+    knows and the quiz decks dealt anew from `rng`. Each pile keeps its cards (the player can
+    tell them from what was seen: the chapter's cards less those revealed); only their order
+    is dealt, after sorting, so that the result depends on `rng` alone and never on the
+    arrangement it replaces. The face-down mine tiles lie nowhere yet: each is drawn from
+    the pool when turned over, and the pool is shown (its order is no secret)."""
+    new = state.clone()
+    p = new.play
+    if p is None:
+        return new
+    engine.forget_order(p)  # and face-down tiles a legacy game laid go back to their pool
+    end = len(p.upcoming) - (1 if p.bottom else 0)
+    p.upcoming[p.known:end] = rng.shuffled(sorted(p.upcoming[p.known:end]))
+    p.quiz_decks = {deck: rng.shuffled(sorted(cards))
+                    for deck, cards in sorted(p.quiz_decks.items())}
+    p.decks = {deck: sorted(cards) for deck, cards in p.decks.items()}  # fetched by name
+    return new

@@ -13,17 +13,27 @@ CHAPTERS = range(6)
 
 
 # Advanced chapter 1 is the hardest: the greedy bot wins 25.5% and 27% of two samples of 200
-# games, so a 25% bar sits on its rate and passes or fails with the seeds; its bar is 15%,
-# about three deviations below the rate for 48 games. Every other chapter keeps 25%.
-BARS = {(1, True): 0.15}
+# games, so a 25% bar would sit on its rate and pass or fail with the seeds. The planner wins
+# it instead (test_the_planner_wins_the_hardest_chapter). Every other chapter keeps 25%.
+PLANNED = {(1, True)}
 
 
 @pytest.mark.parametrize("advanced", [False, True])
 def test_every_chapter_can_be_won_by_the_greedy_bot(advanced: bool) -> None:
     for chapter in CHAPTERS:
+        if (chapter, advanced) in PLANNED:
+            continue
         rate, _, _ = chapter_rates("greedy", chapter, advanced, range(48))
-        bar = BARS.get((chapter, advanced), 0.25)
-        assert rate >= bar, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
+        assert rate >= 0.25, f"chapter {chapter} {'advanced' if advanced else 'normal'}: {rate}"
+
+
+@pytest.mark.slow
+def test_the_planner_wins_the_hardest_chapter() -> None:
+    """Advanced chapter 1 at 8 playouts a move (repeatable; a CPU budget is not): the planner
+    wins 9 of seeds 0-11, where the greedy bot wins 2 (docs/eila.md); the bar is the 60% of
+    the goal for advanced chapters."""
+    rate, _, cut = chapter_rates("planner:1000000:8", 1, True, range(12))
+    assert rate >= 0.6 and not cut, rate
 
 
 def test_the_random_bot_wins_rarely() -> None:

@@ -17,12 +17,14 @@ from typing import Any
 
 from arbiter.eila.v1 import eila_pb2 as pb
 
-from services.core.bots import choose_command
+from services.core.bots import choose_command, level
 from services.core.decider import Rng, Seat
-from services.eila import GAME
+from services.core.search import Budget
+from services.eila import GAME, planner
 from services.eila.state import State
 
 COMMAND_LIMIT = 5000
+PLANNER_CPU: list[float] = []  # ms of CPU of each move the planner chose (main reports them)
 
 
 @dataclass
@@ -40,7 +42,18 @@ def new_game(options: pb.Options, seed: int) -> State:
 
 
 def step(state: State, bot_name: str, seed: int, version: int) -> State:
-    command = choose_command(GAME, state, 0, bot_name, Rng(b"bot-%d" % seed, version))
+    """One command by the bot named: one of Eila's heuristic bots, a search level (Eila's
+    planner: `hard`, `120ms`), or `planner:MS:N`, the planner at MS ms of CPU a move and at
+    most N playouts."""
+    rng = Rng(b"bot-%d" % seed, version)
+    started = time.thread_time()
+    if bot_name.startswith("planner:"):
+        ms, *cap = (int(n) for n in bot_name.split(":")[1:])
+        command = planner.plan(state, 0, rng, Budget(ms / 1000, *cap))
+    else:
+        command = choose_command(GAME, state, 0, bot_name, rng)
+    if level(bot_name) is not None or bot_name.startswith("planner:"):
+        PLANNER_CPU.append((time.thread_time() - started) * 1000)
     for event in GAME.decide_now(state, 0, command, Rng(b"eila-sim-%d" % seed, version)):
         state = GAME.evolve(state, event)
     return state
@@ -148,19 +161,35 @@ def campaign(bot_name: str, advanced: bool, seed: int, attempts: int = 5) -> tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=200)
-    parser.add_argument("--bots", default="random,random_options,greedy")
+    parser.add_argument("--bots", default="random,random_options,greedy",
+                        help="bot names, or planner:MS (MS ms of CPU a move)")
+    parser.add_argument("--chapters", default="0,1,2,3,4,5")
+    parser.add_argument("--modes", default="normal,advanced")
+    parser.add_argument("--campaigns", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
-    for advanced in (False, True):
-        for chapter in range(6):
+    from services.workers.simulate import wilson
+
+    for advanced in [mode == "advanced" for mode in args.modes.split(",")]:
+        for chapter in map(int, args.chapters.split(",")):
             cells = []
             for bot in args.bots.split(","):
-                t = time.perf_counter()
+                PLANNER_CPU.clear()
+                t = time.process_time()
                 rate, endings, cut = chapter_rates(bot, chapter, advanced, range(args.seeds))
-                ms = (time.perf_counter() - t) * 1000 / args.seeds
+                ms = (time.process_time() - t) * 1000 / args.seeds
+                lo, hi = wilson(round(rate * (args.seeds - cut)), args.seeds - cut)
                 extra = f" endings {dict(endings)}" if len(endings) > 1 else ""
                 extra += f" ({cut} cut by the command cap)" if cut else ""
-                cells.append(f"{bot} {rate:.1%} ({ms:.0f} ms/game){extra}")
-            print(f"chapter {chapter} {'advanced' if advanced else 'normal'}: " + "; ".join(cells))
+                if PLANNER_CPU:
+                    cpu = sorted(PLANNER_CPU)
+                    extra += (f" [{len(cpu)} moves, CPU a move p50 {cpu[len(cpu) // 2]:.0f} ms"
+                              f" p99 {cpu[len(cpu) * 99 // 100]:.0f} ms max {cpu[-1]:.0f} ms]")
+                cells.append(f"{bot} {rate:.1%} [{lo:.1%}, {hi:.1%}] ({ms:.0f} ms CPU/game)"
+                             + extra)
+            print(f"chapter {chapter} {'advanced' if advanced else 'normal'}: " + "; ".join(cells),
+                  flush=True)
+    if not args.campaigns:
+        return
     for advanced in (False, True):
         results = [campaign("greedy", advanced, s) for s in range(args.seeds // 4)]
         done = sum(1 for won, _ in results if won == 6)
