@@ -283,8 +283,12 @@ async def test_simulate_is_capped_and_one_clients_simulation_refuses_only_its_ow
     try:
         reason, _, _ = await rejected(hostile.simulate(51), grpc.StatusCode.RESOURCE_EXHAUSTED)
         assert reason == "SIMULATION_TOO_BIG"
+        started = simulations_started()
         long = asyncio.ensure_future(hostile.simulate(50))
-        await asyncio.sleep(0.3)
+        for _ in range(200):  # until the server has it (a loaded machine may take a while)
+            if simulations_started() > started:
+                break
+            await asyncio.sleep(0.02)
         reason, _, _ = await rejected(hostile.simulate(1), grpc.StatusCode.RESOURCE_EXHAUSTED)
         assert reason == "SIMULATION_BUSY"
         assert not long.done()
@@ -293,6 +297,16 @@ async def test_simulate_is_capped_and_one_clients_simulation_refuses_only_its_ow
     finally:
         await channel.close()
         await process.server.stop(None)
+
+
+def simulations_started() -> float:
+    """Simulate calls the server has begun (counted before any await of the call: once it
+    moves, the simulation is registered)."""
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("grpc_server_started_total", {
+        "grpc_type": "unary", "grpc_service": "arbiter.v1.Arbiter",
+        "grpc_method": "Simulate"}) or 0.0
 
 
 @needs_redis
