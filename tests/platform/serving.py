@@ -12,11 +12,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tools.redis_servers import free_port
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+
+def wait_for_port(port: int, tries: int = 400) -> bool:
+    """Whether the port took a connection within `tries` tries, 50 ms apart."""
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
 
 
 @contextlib.contextmanager
@@ -32,12 +39,7 @@ def make_run_server(data_dir: Path, http: bool = True) -> Iterator[dict[str, str
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for port in (grpc_port, http_port) if http else (grpc_port,):
-            for _ in range(400):
-                try:
-                    socket.create_connection(("127.0.0.1", port), 0.1).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            wait_for_port(port)
         yield env
     finally:
         server.terminate()

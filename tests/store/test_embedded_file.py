@@ -8,15 +8,15 @@ import asyncio
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from services.core.store import MemoryStore, StoreDamaged, StoreLocked, check_file
+from tests.platform.serving import wait_for_port
+from tools.redis_servers import free_port
 
 
 async def written(path: Path, batches: int = 6) -> list[int]:
@@ -129,12 +129,6 @@ async def test_store_check_reports_without_starting_a_server_or_changing_the_fil
     assert path.read_bytes() == bytes(damaged)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_second_server_on_the_same_data_dir_refuses_to_start_with_a_sentence(
         tmp_path: Path) -> None:
     def env() -> dict[str, str]:
@@ -149,13 +143,7 @@ def test_a_second_server_on_the_same_data_dir_refuses_to_start_with_a_sentence(
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port = int(first_env["ARBITER_GRPC_ADDR"].rpartition(":")[2])
-        for _ in range(400):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
+        if not wait_for_port(port):
             pytest.fail("the first server did not start")
         second = arbiter("serve", env=env())
         assert second.returncode == 1
