@@ -104,9 +104,11 @@ class Refused(Exception):
     """A request refused at the edge, before any call: an HTTP status, a Connect error body."""
 
     def __init__(self, status: int, code: grpc.StatusCode, reason: str, message: str,
-                 unread: bool = False) -> None:
+                 unread: bool = False, held: bool = False) -> None:
         super().__init__(message)
-        self.status, self.unread = status, unread
+        # unread: the body is left unread, so the connection closes; held: answered only after
+        # HOLD_SECONDS, so that the client's sends wait on a full socket meanwhile.
+        self.status, self.unread, self.held = status, unread, held
         self.failure = Failure(code, message, with_reason(code, reason, message))
 
     def response(self) -> web.Response:
@@ -304,9 +306,7 @@ class Gateway:
             metadata = self._metadata(request)
             body = await self._read(request, self._largest_body(method))
         except Refused as refused:
-            if refused.status == 413:
-                # Held before it is answered, the rest of the body unread: the client's
-                # sends wait on a full socket instead of the server taking body after body.
+            if refused.held:
                 await asyncio.sleep(HOLD_SECONDS)
             return refused.response()
         if ctype.startswith("application/grpc-web"):
@@ -342,7 +342,7 @@ class Gateway:
     def _too_large(self, largest: int) -> Refused:
         return Refused(413, grpc.StatusCode.RESOURCE_EXHAUSTED, "BODY_TOO_LARGE",
                        f"the body is larger than {largest} bytes, this call's bound",
-                       unread=True)
+                       unread=True, held=True)
 
     def _frames(self, body: bytes) -> list[tuple[int, bytes]]:
         try:
