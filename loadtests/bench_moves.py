@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,7 @@ import grpc
 import redis as redis_sync
 from arbiter.v1 import arbiter_pb2 as apb
 
+from loadtests import stack_server
 from services.toy.schema import pb as toy
 
 CLIENTS = int(os.environ.get("BENCH_MOVES_CLIENTS", "32"))
@@ -218,6 +220,79 @@ class Client:
         await self.channel.close()
 
 
+class StackClient(Client):
+    """A client of loadtests/stack_server.py's `Play`: the same moves, with Play's traffic
+    (a stream per seat, a push to both seats per move) and nothing of Arbiter behind it."""
+
+    async def new_game(self) -> None:
+        self.game_id, self.version, self.turn = f"g{id(self)}", 0, 0
+
+    async def open_streams(self) -> None:
+        play = self.channel.stream_stream(f"/{stack_server.SERVICE}/{stack_server.PLAY_METHOD}")
+        for seat in (0, 1):
+            call = play()
+            await call.write(f"{self.game_id} {seat}".encode())
+            self.answers[seat] = asyncio.Queue()
+            self.calls.append(call)
+            self.readers.append(asyncio.create_task(self.read(seat, call)))
+
+    async def read(self, seat: int, call: Any) -> None:
+        async for message in call:
+            if message == b"%d" % seat:  # the push of this seat's own move: its answer
+                self.answers[seat].put_nowait(message)
+
+    async def play(self) -> None:
+        seat = self.turn
+        await self.calls[seat].write(b"%d" % seat)
+        await self.answers[seat].get()
+        self.turn = 1 - seat
+        self.moves += 1
+
+
+@contextlib.asynccontextmanager
+async def stack_serving(redis_url: str) -> AsyncIterator[tuple[str, int, int | None]]:
+    """loadtests/stack_server.py (its Play appends to Redis, or nothing without a url)."""
+    port = free_ports(1)[0]
+    redis_pid = None
+    if redis_url:
+        r = redis_sync.Redis.from_url(redis_url)
+        redis_pid = int(r.info("server")["process_id"])
+        r.close()
+    server = subprocess.Popen([sys.executable, "-m", "loadtests.stack_server", str(port),
+                               redis_url], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if server.poll() is not None:
+                raise RuntimeError(f"the stack server exited with {server.returncode}")
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            await asyncio.sleep(0.05)
+        yield f"127.0.0.1:{port}", server.pid, redis_pid
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+async def bench_stack_play(redis_url: str, rounds: int) -> list[dict[str, Any]]:
+    """The floor of a Play move: `rounds` windows of moves on the stack server's Play."""
+    async with stack_serving(redis_url) as (address, server_pid, redis_pid):
+        clients = [StackClient(address) for _ in range(CLIENTS)]
+        try:
+            for c in clients:
+                await c.new_game()
+                await c.open_streams()
+            return [{"stack_play": await measure("play", clients, server_pid, redis_pid)}
+                    for _ in range(rounds)]
+        finally:
+            for c in clients:
+                await c.close()
+
+
 async def run_loops(clients: list[Client], step: Callable[[Client], Awaitable[None]],
                     stop: asyncio.Event) -> None:
     async def loop(c: Client) -> None:
@@ -230,7 +305,8 @@ async def run_loops(clients: list[Client], step: Callable[[Client], Awaitable[No
 async def measure(kind: str, clients: list[Client], server_pid: int, redis_pid: int | None
                   ) -> dict[str, Any]:
     """Per move of `kind` (ping, act or play): server CPU, redis-server CPU, system calls."""
-    step = {"ping": Client.ping, "act": Client.act, "play": Client.play}[kind]
+    step: Callable[[Client], Awaitable[None]] = {
+        "ping": lambda c: c.ping(), "act": lambda c: c.act(), "play": lambda c: c.play()}[kind]
     stop = asyncio.Event()
     running = asyncio.create_task(run_loops(clients, step, stop))
     try:
@@ -362,10 +438,12 @@ def medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
                 out[kind][key] = round(statistics.median(values), 4)
             else:
                 out[kind][key] = value
+    for kind in out:
         for key in ("server_cpu_ms_per_move", "syscalls_per_move"):
-            if out[kind].get(key) is not None and out["ping"].get(key):
-                out[kind][key.replace("_per_move", "_vs_ping")] = round(
-                    out[kind][key] / out["ping"][key], 2)
+            for floor in ("ping", "stack_play"):
+                if out[kind].get(key) is not None and out.get(floor, {}).get(key):
+                    out[kind][key.replace("_per_move", f"_vs_{floor}")] = round(
+                        out[kind][key] / out[floor][key], 2)
     return out
 
 
@@ -379,7 +457,11 @@ def run() -> dict[str, Any]:
     """The per-move table, merged into `make bench`'s results."""
     out: dict[str, Any] = {"clients": CLIENTS, "seconds_per_window": SECONDS, "rounds": ROUNDS}
     for name, url in stores():
-        out[name] = medians(asyncio.run(bench_server(url, {}, ROUNDS)))
+        rounds = asyncio.run(bench_server(url, {}, ROUNDS))
+        # The floor beside it: Play's traffic with nothing of Arbiter (with the bare append
+        # on Redis, no store at all for the embedded store's row).
+        floors = asyncio.run(bench_stack_play(url, ROUNDS))
+        out[name] = medians([{**r, **f} for r, f in zip(rounds, floors, strict=True)])
     if "redis" not in out:
         out["note"] = "no ARBITER_TEST_REDIS_URL: the Redis figures were not measured"
     return out
@@ -444,13 +526,15 @@ def table(out: dict[str, Any]) -> str:
     lines = ["| 32 clients, moves only | server CPU per move | syscalls per move |",
              "|---|---|---|"]
     for store in ("embedded", "redis"):
-        for kind in ("ping", "act", "play") if store in out else ():
+        for kind in ("ping", "act", "play", "stack_play") if store in out else ():
             f = out[store][kind]
             redis = (f" (+{f['redis_cpu_ms_per_move']:.3f} redis)"
                      if "redis_cpu_ms_per_move" in f else "")
             calls = f.get("syscalls_per_move") or f.get("strace_syscalls_per_move")
-            lines.append(f"| {kind.capitalize()}, {store} | {f['server_cpu_ms_per_move']:.3f} ms"
-                         f"{redis}, {f['server_cpu_ms_vs_ping']}x Ping | {calls} |")
+            name = "Play's floor (stack server)" if kind == "stack_play" else kind.capitalize()
+            lines.append(f"| {name}, {store} | {f['server_cpu_ms_per_move']:.3f} ms"
+                         f"{redis}, {f['server_cpu_ms_vs_ping']}x Ping, "
+                         f"{f.get('server_cpu_ms_vs_stack_play')}x floor | {calls} |")
     return "\n".join(lines)
 
 
@@ -499,6 +583,8 @@ async def profile(kind: str, store_url: str, seconds: float) -> dict[str, Any]:
                     break
                 await asyncio.sleep(0.1)
             await asyncio.sleep(0.5)  # the file is written whole
+        if os.environ.get("BENCH_MOVES_PROFILE_OUT"):  # kept for pstats
+            shutil.copy(path, os.environ["BENCH_MOVES_PROFILE_OUT"])
         stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
     own: dict[str, float] = {}
     buckets = dict.fromkeys([*PROFILE_BUCKETS, "other"], 0.0)

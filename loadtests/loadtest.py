@@ -139,6 +139,7 @@ def own_cpu_seconds() -> float:
 class Topology:
     servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    worker_kinds: list[str] = field(default_factory=list)  # beside `workers`, one for one
     redis: list[int] = field(default_factory=list)  # the store's redis-server pids
     ports: list[int] = field(default_factory=list)
     metrics_ports: list[int] = field(default_factory=list)
@@ -148,9 +149,12 @@ class Topology:
 
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far: the servers, the workers (projections, deadlines, Celery ai),
-        the store's redis-servers, the router (when there is one), and this load generator."""
+        the store's redis-servers, the router (when there is one), and this load generator;
+        with the workers' share of each kind beside (`workers_ai` and so on)."""
+        kinds = {f"workers_{kind}": tree_cpu_seconds(p.pid)
+                 for kind, p in zip(self.worker_kinds, self.workers, strict=True)}
         return {"server": sum(tree_cpu_seconds(p.pid) for p in self.servers),
-                "workers": sum(tree_cpu_seconds(p.pid) for p in self.workers),
+                "workers": sum(kinds.values()), **kinds,
                 "redis": sum(tree_cpu_seconds(pid) for pid in self.redis),
                 "router": tree_cpu_seconds(self.router.pid) if self.router else 0.0,
                 "load_generator": own_cpu_seconds()}
@@ -199,6 +203,7 @@ def start_topology(redis_url: str, broker_url: str, replicas: int, logdir: str) 
             env, ARBITER_GRPC_ADDR=f"127.0.0.1:{port}",
             ARBITER_METRICS_ADDR=f"127.0.0.1:{metrics_port}"), f"{logdir}/server-{i}.log"))
     for kind, extra in (("projections", []), ("deadlines", []), ("ai", ["-c", "1"])):
+        top.worker_kinds.append(kind)
         top.workers.append(arbiter(["workers", kind, *extra], dict(
             env, ARBITER_METRICS_ADDR=f"127.0.0.1:{free_port()}"), f"{logdir}/{kind}.log"))
     return top
@@ -569,12 +574,15 @@ async def run_config(store: str, redis: RedisServers, broker_url: str, replicas:
             # Client-side round robin over the replicas: one channel, a connection to each.
             target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in top.ports)
             options = [("grpc.lb_policy_name", "round_robin")]
-        cpu0 = top.cpu()
-        await asyncio.sleep(IDLE_SECONDS)
-        top.idle_cpu_per_s = {k: (v - cpu0[k]) / IDLE_SECONDS for k, v in top.cpu().items()}
         async with grpc.aio.insecure_channel(target, options=options) as channel:
             load = Load(channel, seed=replicas, affinity=routing == "affinity")
             await load.run_step(args.start_rate, 3, top)  # warm up: imports, caches, pools
+            # Idle is measured once every process has started and warmed up (a Celery
+            # worker still starting would count as idle burn) and the warm-up has drained.
+            await asyncio.sleep(2)
+            cpu0 = top.cpu()
+            await asyncio.sleep(IDLE_SECONDS)
+            top.idle_cpu_per_s = {k: (v - cpu0[k]) / IDLE_SECONDS for k, v in top.cpu().items()}
             # The same rate, from the same point, in every configuration: CPU per request
             # compared where each configuration has the same work and the same games.
             same = await load.run_step(args.compare_rate, args.step_seconds * 2, top)

@@ -223,7 +223,7 @@ class Admission:
                  trusted_proxies: Sequence[Network] = (), gateway: str = "") -> None:
         self.creations, self.admin_token = creations, admin_token
         self.commands, self.seat_commands = commands, seat_commands
-        self.trusted_proxies = trusted_proxies
+        self.trusted_proxies = tuple(trusted_proxies)
         self.gateway = gateway  # the HTTP gateway's socket ("unix:..."); empty: no gateway
 
     def _admin(self, md: dict[str, Any]) -> bool:

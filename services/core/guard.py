@@ -10,6 +10,7 @@ then falls back to buckets of its own for a while (LOCAL_SECONDS).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import logging
@@ -146,6 +147,9 @@ def networks(text: str) -> tuple[Network, ...]:
     return tuple(out)
 
 
+# Pure functions of a string, asked on every call: a connection's peer repeats, so a bounded
+# cache saves parsing it with ipaddress each time (a client churning addresses only evicts).
+@functools.lru_cache(maxsize=4096)
 def address_key(address: str) -> str | None:
     """'ipv4:1.2.3.4' or 'ipv6:[::1]' (as peer_address gives) from an address as proxies
     write it (with or without a port, IPv6 in brackets or not); None if it is not one."""
@@ -193,7 +197,8 @@ def real_client(chain: Sequence[str], trusted: Sequence[Network]) -> str | None:
     return address_key(chain[0]) if chain else None
 
 
-def trusted_peer(peer: str, trusted: Sequence[Network]) -> bool:
+@functools.lru_cache(maxsize=4096)
+def trusted_peer(peer: str, trusted: tuple[Network, ...]) -> bool:
     key = address_key(peer.partition(":")[2]) if peer.startswith(("ipv4:", "ipv6:")) else None
     if key is None:
         return False

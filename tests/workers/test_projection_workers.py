@@ -138,6 +138,45 @@ async def test_an_idle_worker_wakes_on_the_doorbell_and_stops_at_once(redis_url:
     await rm.close()
 
 
+async def test_a_running_worker_projects_a_rounds_appends_together(redis_url: str) -> None:
+    """After a ring the worker waits its batch window before reading, so that the appends
+    of one round (a command, the AI turns after it) are read, folded and written once."""
+    from services.core.redis_store import RedisStore
+
+    group, prefix = unique()
+    store = RedisStore(redis_url)
+    rm = RedisReadModel(redis_url, prefix)
+    worker = ProjectionWorker(store, rm, GAMES, group=group, batch_ms=400)
+    await worker.catch_up()
+    projected: list[str] = []
+    project = worker.projector.project
+
+    async def counted(game_id: str) -> str:
+        projected.append(game_id)
+        return await project(game_id)
+
+    worker.projector.project = counted  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, block_ms=60_000))
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 10
+    while not (worker._bell and worker._bell.subscribed.is_set()) and loop.time() < until:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.5)  # its first steps are over: it waits for a ring
+    host = Host(store, GAMES)
+    game_id = await play_random(host, TOY, seed=5, stop_at=None)  # well within 400 ms
+    entries = len(await store.read(game_id, 0))
+    while game_id not in await listed(rm, [game_id]) and loop.time() < until:
+        await asyncio.sleep(0.02)
+    stop.set()
+    await asyncio.wait_for(running, 5)
+    assert await listed(rm, [game_id]) == await expected_summaries(host, [game_id])
+    assert entries > 3, "the game took several commands"
+    assert projected.count(game_id) == 1, "one projection for all of them"
+    await store.close()
+    await rm.close()
+
+
 async def test_a_worker_killed_mid_batch_loses_nothing(redis_url: str) -> None:
     """Worker A reads a batch and dies before acknowledging; B reclaims it and projects it."""
     from services.core.redis_store import RedisStore
