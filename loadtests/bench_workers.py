@@ -183,6 +183,11 @@ AI_WORKERS: dict[str, tuple[list[str], dict[str, str]]] = {
     "solo": (["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
               "-P", "solo", "--prefetch-multiplier", "1", "-l", "info", "-n", "bench-ai@%h"],
              {}),
+    # The solo pool without Celery's two log lines per task (received, succeeded), as
+    # `arbiter workers ai` now leaves them out.
+    "solo_quiet": (["-m", "celery", "-A", "services.workers.celery_app", "worker", "-Q", "ai",
+                    "-P", "solo", "--prefetch-multiplier", "1", "-l", "warning",
+                    "-n", "bench-ai@%h"], {}),
     "solo_one_per_task": (["-m", "celery", "-A", "services.workers.celery_app", "worker",
                            "-Q", "ai", "-P", "solo", "--prefetch-multiplier", "1", "-l", "info",
                            "-n", "bench-ai@%h"], {"ARBITER_AI_INLINE_TURNS": "1"}),

@@ -351,6 +351,11 @@ def _celery_worker(kind: str, concurrency: int, metrics_addr: str) -> int:
     celery_argv = ["worker", "-Q", kind, "--prefetch-multiplier", "1", "-l", "info",
                    "-n", f"{kind}-{os.getpid()}@%h", *argv]
     app = make_app(results=kind == "sim")  # AI turns have no result
+    if kind == "ai":
+        # Two lines per AI turn (received, succeeded) were a sixth of a turn's worker CPU
+        # (loadtests/bench_workers.py); a failed task still logs, at ERROR.
+        for name in ("celery.app.trace", "celery.worker.strategy"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     # worker_main drops the worker's exit status: the worker hands it to this signal.
     statuses: list[int] = []
 
