@@ -309,6 +309,8 @@ async def masters_answering(store: Any) -> tuple[int, int]:
         return True
 
     primaries = store.redis.get_primaries()
+    if not primaries:  # the cluster client learns its nodes at its first command: this one
+        return (1 if await store.ping() else 0), 1
     answered = await asyncio.gather(*(answers(node) for node in primaries))
     return sum(answered), len(primaries)
 

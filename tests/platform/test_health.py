@@ -20,6 +20,7 @@ from services import games as registry
 from services.core.redis_store import RedisStore, log_key
 from services.core.server import LIVENESS, READINESS, Config
 from services.process import build
+from tests.conftest import CLUSTER_URL, needs_cluster
 from tests.platform.test_grpc import GAME, Client, free_port
 from tools.redis_servers import RedisServers, redis_server_binary, start_cluster, start_standalone
 
@@ -53,6 +54,22 @@ async def settled(channel: grpc.aio.Channel, readiness: int, seconds: float = 10
 
 def pid_of_port(servers: RedisServers, port: int) -> int:
     return servers.procs[servers.ports.index(port)].pid
+
+
+@needs_cluster
+async def test_a_server_on_a_cluster_is_ready_before_its_first_call() -> None:
+    """The cluster client learns its masters at its first command: readiness must not wait
+    for a call (a load balancer sends none to a server that is not ready)."""
+    store = RedisStore(CLUSTER_URL, timeout=TIMEOUT)
+    config = Config(grpc_addr=f"127.0.0.1:{free_port()}", health_seconds=HEALTH_EVERY)
+    process = build(config, {"bubblee": registry.game("bubblee")}, store)
+    await process.server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{process.port}") as channel:
+            assert set((await settled(channel, SERVING)).values()) == {SERVING}
+    finally:
+        await process.server.stop(None)
+        await store.close()
 
 
 async def test_one_hung_master_of_three_leaves_the_server_ready_and_alive() -> None:
