@@ -253,11 +253,7 @@ class StackClient(Client):
 async def stack_serving(redis_url: str) -> AsyncIterator[tuple[str, int, int | None]]:
     """loadtests/stack_server.py (its Play appends to Redis, or nothing without a url)."""
     port = free_ports(1)[0]
-    redis_pid = None
-    if redis_url:
-        r = redis_sync.Redis.from_url(redis_url)
-        redis_pid = int(r.info("server")["process_id"])
-        r.close()
+    redis_pid = redis_pid_of(redis_url)
     server = subprocess.Popen([sys.executable, "-m", "loadtests.stack_server", str(port),
                                redis_url], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -271,11 +267,7 @@ async def stack_serving(redis_url: str) -> AsyncIterator[tuple[str, int, int | N
             await asyncio.sleep(0.05)
         yield f"127.0.0.1:{port}", server.pid, redis_pid
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
 
 
 async def bench_stack_play(redis_url: str, rounds: int) -> list[dict[str, Any]]:
@@ -366,6 +358,24 @@ async def wait_serving(address: str, server: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("the bench server did not answer in 30 s")
 
 
+def redis_pid_of(redis_url: str) -> int | None:
+    """The redis-server's pid (for its CPU), None without Redis."""
+    if not redis_url:
+        return None
+    r = redis_sync.Redis.from_url(redis_url)
+    pid = int(r.info("server")["process_id"])
+    r.close()
+    return pid
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 @contextlib.asynccontextmanager
 async def serving(redis_url: str, extra_env: dict[str, str]
                   ) -> AsyncIterator[tuple[str, int, int | None]]:
@@ -384,22 +394,14 @@ async def serving(redis_url: str, extra_env: dict[str, str]
     if redis_url:  # as deployed: projections and deadlines in their own processes
         env.update(ARBITER_PROJECTIONS="external", ARBITER_DEADLINES="external")
     env.update(extra_env)
-    redis_pid = None
-    if redis_url:
-        r = redis_sync.Redis.from_url(redis_url)
-        redis_pid = int(r.info("server")["process_id"])
-        r.close()
+    redis_pid = redis_pid_of(redis_url)
     server = subprocess.Popen([sys.executable, "-m", "loadtests.toy_server"], env=env,
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         await wait_serving(address, server)
         yield address, server.pid, redis_pid
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -53,6 +53,17 @@ async def listed(rm: RedisReadModel | MemoryReadModel, ids: list[str]
     return {s.game_id: (s.version, s.status) for s in page if s.game_id in ids}
 
 
+async def started(worker: ProjectionWorker) -> tuple[asyncio.Event, asyncio.Task[None]]:
+    """The worker running (its stop event, its task) once it hears the doorbell."""
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop, block_ms=60_000))
+    until = asyncio.get_running_loop().time() + 10
+    while not (worker._bell and worker._bell.subscribed.is_set()) \
+            and asyncio.get_running_loop().time() < until:
+        await asyncio.sleep(0.01)
+    return stop, running
+
+
 async def test_a_worker_projects_every_game_then_acknowledges(redis_url: str) -> None:
     from services.core.redis_store import RedisStore
 
@@ -112,12 +123,9 @@ async def test_an_idle_worker_wakes_on_the_doorbell_and_stops_at_once(redis_url:
         return await read_new(feeds)
 
     worker.read_new = counted  # type: ignore[method-assign]
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop, block_ms=60_000))
+    stop, running = await started(worker)
     loop = asyncio.get_running_loop()
     until = loop.time() + 10
-    while not (worker._bell and worker._bell.subscribed.is_set()) and loop.time() < until:
-        await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)  # the first steps, then an idle wait
     idle_reads = len(reads)
     await asyncio.sleep(1.0)
@@ -156,12 +164,9 @@ async def test_a_running_worker_projects_a_rounds_appends_together(redis_url: st
         return await project(game_id)
 
     worker.projector.project = counted  # type: ignore[method-assign]
-    stop = asyncio.Event()
-    running = asyncio.create_task(worker.run(stop, block_ms=60_000))
+    stop, running = await started(worker)
     loop = asyncio.get_running_loop()
     until = loop.time() + 10
-    while not (worker._bell and worker._bell.subscribed.is_set()) and loop.time() < until:
-        await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)  # its first steps are over: it waits for a ring
     host = Host(store, GAMES)
     game_id = await play_random(host, TOY, seed=5, stop_at=None)  # well within 400 ms
