@@ -20,10 +20,16 @@ from services.core.search import Budget, search
 @dataclass(frozen=True)
 class Level:
     """A search bot's strength: CPU per move, and how many commands a playout plays before
-    the game's estimate judges it (None: to the end)."""
+    the game's estimate judges it (None: to the end), with the depth of a game whose
+    commands are finer or coarser than most (game name -> depth)."""
 
     budget: Budget
     depth: int | None
+    depths: tuple[tuple[str, int | None], ...] = ()
+
+    def depth_for(self, game: str) -> int | None:
+        """The playout depth in `game`."""
+        return dict(self.depths).get(game, self.depth)
 
 
 # A short playout judged by the game's estimate buys more sampled worlds than a long one:
@@ -43,7 +49,8 @@ def level(name: str) -> Level | None:
     if name in LEVELS:
         return LEVELS[name]
     if (m := _MS.fullmatch(name)) and int(m.group(1)) <= MAX_MS:
-        return Level(Budget(int(m.group(1)) / 1000), LEVELS["hard"].depth)
+        hard = LEVELS["hard"]
+        return Level(Budget(int(m.group(1)) / 1000), hard.depth, hard.depths)
     return None
 
 
@@ -86,4 +93,4 @@ def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng
     if not searchable(game):
         raise ValueError(f"{game.title} cannot re-deal what a seat cannot see: no search bot")
     budget = found.budget if playouts is None else Budget(math.inf, playouts)
-    return search(game, state, seat, rng, budget, found.depth)
+    return search(game, state, seat, rng, budget, found.depth_for(game.name))
