@@ -26,10 +26,16 @@ class Level:
     budget: Budget
     depth: int | None
     depths: tuple[tuple[str, int | None], ...] = ()
+    # Per game: how sure the search must be before it overrules the heuristic (search.py's
+    # `caution`, in standard errors); 0 where a game is not named.
+    cautions: tuple[tuple[str, float], ...] = ()
 
     def depth_for(self, game: str) -> int | None:
         """The playout depth in `game`."""
         return dict(self.depths).get(game, self.depth)
+
+    def caution_for(self, game: str) -> float:
+        return dict(self.cautions).get(game, 0.0)
 
 
 # A short playout judged by the game's estimate buys more sampled worlds than a long one:
@@ -50,7 +56,7 @@ def level(name: str) -> Level | None:
         return LEVELS[name]
     if (m := _MS.fullmatch(name)) and int(m.group(1)) <= MAX_MS:
         hard = LEVELS["hard"]
-        return Level(Budget(int(m.group(1)) / 1000), hard.depth, hard.depths)
+        return Level(Budget(int(m.group(1)) / 1000), hard.depth, hard.depths, hard.cautions)
     return None
 
 
@@ -93,4 +99,5 @@ def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng
     if not searchable(game):
         raise ValueError(f"{game.title} cannot re-deal what a seat cannot see: no search bot")
     budget = found.budget if playouts is None else Budget(math.inf, playouts)
-    return search(game, state, seat, rng, budget, found.depth_for(game.name))
+    return search(game, state, seat, rng, budget, found.depth_for(game.name),
+                  found.caution_for(game.name))

@@ -389,3 +389,32 @@ def estimate(state: State, seat: int) -> float:
         weights, features = COLOUR_WEIGHTS, _colour_features(state, team)
     x = sum(w * f for w, f in zip(weights, features, strict=True))
     return 1 / (1 + math.exp(-x))
+
+
+# ---- what the search bots weigh ------------------------------------------------------------
+
+# Cards worth naming with the three-card combo besides the team's gems: those a hand needs to
+# answer the Dark Swallow and to keep a card from taking effect.
+WORTH_NAMING = (C.MACE, C.CANCEL)
+
+
+def candidates(view: pb.View, legal: list[pb.Command]) -> list[pb.Command]:
+    """The commands a search bot weighs (Game.candidates): a turn offers every card to every
+    seat and names any card with the three-card combo, up to 81 commands, most of which
+    differ only in a card nobody cares about. Kept: offers of the team's gems and of the
+    card the keeper values least, and requests naming a gem of the team or a card in
+    WORTH_NAMING; every other command."""
+    keeper = Keeper(view, legal)
+    hand = list(view.hand)
+    cheapest = keeper.cheapest(hand) if hand else None
+    named = (*keeper.gems, *WORTH_NAMING)
+    kept = []
+    for command in legal:
+        kind = command.WhichOneof("kind")
+        if kind == "offer" and command.offer.card not in (*keeper.gems, cheapest):
+            continue
+        if (kind == "play" and combo_of(command.play.cards) == C.REQUEST
+                and command.play.named not in named):
+            continue
+        kept.append(command)
+    return kept
