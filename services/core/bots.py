@@ -44,7 +44,11 @@ class Level:
 LEVELS: dict[str, Level] = {
     "easy": Level(Budget(0.015), 4),
     "medium": Level(Budget(0.060), 8),
-    "hard": Level(Budget(0.225), 12),  # 25 ms below 250: a GC pause or a last command
+    # 25 ms below 250: a GC pause or a last command. Shadow Council's sleuth costs 0.8 ms a
+    # command (it rebuilds its belief each time): 3 commands buy about 100 playouts a move.
+    # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md).
+    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3),),
+                  cautions=(("moody_bear", 1.0),)),
 }
 MAX_MS = 250
 _MS = re.compile(r"([1-9][0-9]{0,2})ms")

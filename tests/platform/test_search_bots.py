@@ -178,3 +178,15 @@ def test_a_cautious_search_still_plays_a_command_that_is_better_in_every_world(
     usual = usual_index()
     better = 1 if usual != 1 else 2
     assert scripted_search(monkeypatch, {usual: [0.5], better: [0.6]}, 1.0) == better
+
+
+def test_a_level_may_set_a_games_depth_and_caution_and_budgets_follow_hard() -> None:
+    hard = bots.level("hard")
+    assert hard is not None
+    level = bots.Level(hard.budget, 12, depths=(("moody_bear", 30),),
+                       cautions=(("moody_bear", 1.0),))
+    assert (level.depth_for("moody_bear"), level.depth_for("bubblee")) == (30, 12)
+    assert (level.caution_for("moody_bear"), level.caution_for("bubblee")) == (1.0, 0.0)
+    budget = bots.level("120ms")
+    assert budget is not None and (budget.depths, budget.cautions) == (hard.depths,
+                                                                       hard.cautions)
