@@ -20,10 +20,22 @@ from services.core.search import Budget, search
 @dataclass(frozen=True)
 class Level:
     """A search bot's strength: CPU per move, and how many commands a playout plays before
-    the game's estimate judges it (None: to the end)."""
+    the game's estimate judges it (None: to the end), with the depth of a game whose
+    commands are finer or coarser than most (game name -> depth)."""
 
     budget: Budget
     depth: int | None
+    depths: tuple[tuple[str, int | None], ...] = ()
+    # Per game: how sure the search must be before it overrules the heuristic (search.py's
+    # `caution`, in standard errors); 0 where a game is not named.
+    cautions: tuple[tuple[str, float], ...] = ()
+
+    def depth_for(self, game: str) -> int | None:
+        """The playout depth in `game`."""
+        return dict(self.depths).get(game, self.depth)
+
+    def caution_for(self, game: str) -> float:
+        return dict(self.cautions).get(game, 0.0)
 
 
 # A short playout judged by the game's estimate buys more sampled worlds than a long one:
@@ -32,7 +44,11 @@ class Level:
 LEVELS: dict[str, Level] = {
     "easy": Level(Budget(0.015), 4),
     "medium": Level(Budget(0.060), 8),
-    "hard": Level(Budget(0.225), 12),  # 25 ms below 250: a GC pause or a last command
+    # 25 ms below 250: a GC pause or a last command. Shadow Council's sleuth costs 0.8 ms a
+    # command (it rebuilds its belief each time): 3 commands buy about 100 playouts a move.
+    # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md).
+    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3),),
+                  cautions=(("moody_bear", 1.0),)),
 }
 MAX_MS = 250
 _MS = re.compile(r"([1-9][0-9]{0,2})ms")
@@ -43,7 +59,8 @@ def level(name: str) -> Level | None:
     if name in LEVELS:
         return LEVELS[name]
     if (m := _MS.fullmatch(name)) and int(m.group(1)) <= MAX_MS:
-        return Level(Budget(int(m.group(1)) / 1000), LEVELS["hard"].depth)
+        hard = LEVELS["hard"]
+        return Level(Budget(int(m.group(1)) / 1000), hard.depth, hard.depths, hard.cautions)
     return None
 
 
@@ -86,4 +103,5 @@ def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng
     if not searchable(game):
         raise ValueError(f"{game.title} cannot re-deal what a seat cannot see: no search bot")
     budget = found.budget if playouts is None else Budget(math.inf, playouts)
-    return search(game, state, seat, rng, budget, found.depth)
+    return search(game, state, seat, rng, budget, found.depth_for(game.name),
+                  found.caution_for(game.name))

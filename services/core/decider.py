@@ -304,6 +304,9 @@ class Game(Generic[S]):
     # re-dealt from the seat's viewpoint, the seat, the bot's rng, its budget) -> a command.
     # None: the generic search of services/core/search.py.
     search: Callable[[S, int, Rng, Budget], Message] | None = None
+    # The commands a search bot weighs, from the seat's view and its legal commands: the
+    # legal ones less near-duplicates that would only thin its budget. None: every one.
+    candidates: Callable[[Message, list[Message]], list[Message]] | None = None
     # How likely `seat` is to win from a state, in [0, 1]: where a search bot's playout stops
     # short of the end (its level's depth). None: playouts go to the end.
     estimate: Callable[[S, int], float] | None = None

@@ -8,6 +8,7 @@ each world out with the real rules.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int |
 
 
 def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
-           depth: int | None = None) -> Message:
+           depth: int | None = None, caution: float = 0.0) -> Message:
     """The legal command of `seat` that fares best over sampled worlds (perfect-information
     Monte Carlo). Each round samples one world and plays each candidate command out in it,
     every seat then playing the game's heuristic bot; every candidate of a round meets the
@@ -89,8 +90,11 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     half of the candidates is dropped (successive halving), so that the budget goes to the
     commands that could be best. The search stops when the budget is spent, and plays the
     best mean among the candidates left. The heuristic bot's own choice is the first
-    candidate: ties, and a budget too small to tell the commands apart, go to it. A fixed
-    seed and playout cap give the same choice."""
+    candidate: ties, and a budget too small to tell the commands apart, go to it. With
+    `caution` above 0, the best candidate replaces the heuristic's choice only when it beats
+    it, world by world, by more than `caution` standard errors of the mean difference (a
+    noisy lead is no reason to leave the heuristic). A fixed seed and playout cap give the
+    same choice."""
     started = time.thread_time()
     legal = game.legal_actions(state, seat)
     if len(legal) == 1:
@@ -98,9 +102,17 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     if game.search is not None:
         return game.search(sample_world(game, state, seat, rng), seat, rng, budget)
     bot = game.bots[game.default_bot]
-    usual = bot(game.view(state, seat), legal, rng)
+    view = game.view(state, seat)
+    usual = bot(view, legal, rng)
+    if game.candidates is not None:  # the heuristic's choice stays a candidate
+        weighed = game.candidates(view, legal)
+        legal = weighed if usual in weighed else [usual, *weighed]
     candidates = sorted(range(len(legal)), key=lambda i: legal[i] != usual)
     totals, tries = [0.0] * len(legal), [0] * len(legal)
+    # Each candidate's difference from the heuristic's choice in the worlds both met (a
+    # choice not among the legal commands as listed, e.g. in another order, is not paired).
+    usual_at = candidates[0] if legal[candidates[0]] == usual else -1
+    diffs, squares, paired = [0.0] * len(legal), [0.0] * len(legal), [0] * len(legal)
     playouts = rounds = 0
 
     def out_of_budget() -> bool:  # a playout cut short by the budget is not counted
@@ -109,7 +121,10 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     while not budget.spent(started, playouts):
         world = sample_world(game, state, seat, rng)
         chance = rng.below(1 << 62).to_bytes(8, "big")
-        for i in candidates:
+        usual_value: float | None = None
+        # With caution, the heuristic's choice plays first: the others are paired with it.
+        order = sorted(candidates, key=lambda i: i != usual_at) if caution > 0 else candidates
+        for i in order:
             trial = Rng(chance, 0)  # the same draws for every candidate of this round
             after = _applied(game, world, seat, legal[i], trial)
             value = playout(game, after, seat, bot, trial, depth, out_of_budget)
@@ -117,6 +132,12 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
                 break
             totals[i] += value
             tries[i] += 1
+            if i == usual_at:
+                usual_value = value
+            elif usual_value is not None:
+                diffs[i] += value - usual_value
+                squares[i] += (value - usual_value) ** 2
+                paired[i] += 1
             playouts += 1
             if budget.spent(started, playouts):
                 break
@@ -128,4 +149,13 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     tried = [i for i in candidates if tries[i]]
     if not tried:
         return usual
-    return legal[max(tried, key=lambda i: (totals[i] / tries[i], -candidates.index(i)))]
+    best = max(tried, key=lambda i: (totals[i] / tries[i], -candidates.index(i)))
+    if caution > 0 and usual_at >= 0 and best != usual_at and usual_at in candidates:
+        n = paired[best]
+        if n < 2:
+            return usual
+        mean = diffs[best] / n
+        spread = max(0.0, squares[best] / n - mean * mean)
+        if mean <= caution * math.sqrt(spread / (n - 1)):
+            return usual
+    return legal[best]

@@ -9,7 +9,7 @@ from services.core.happened import marked
 
 from . import render as table
 from . import view
-from .bots import BOTS
+from .bots import BOTS, candidates, estimate
 from .moves import legal_actions, to_act
 from .rules import deadlines, decide, outcome, setup
 from .state import State, evolve, start
@@ -54,6 +54,8 @@ GAME: Game[State] = Game(
     bots=dict(BOTS),
     standard_seats=5,
     default_bot="keeper",
+    estimate=estimate,
+    candidates=candidates,
     redeal=view.redeal,
     deadlines=deadlines,
     variants=variants,

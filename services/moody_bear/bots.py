@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from math import comb
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
@@ -17,7 +18,8 @@ from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 from services.core.decider import Rng
 
 from . import cards as C
-from .cards import Card, combo_of
+from .cards import Card, Team, combo_of
+from .state import SWALLOW_ENTRY, State
 
 # Cards the keeper parts with last, most precious first (gems are added per team).
 PRECIOUS = (C.MACE, C.CANCEL, C.REVEAL)
@@ -317,3 +319,102 @@ class Keeper:
 
 
 BOTS = {"random": random_bot, "keeper": keeper_bot}
+
+
+# ---- the search bots' estimate ------------------------------------------------------------
+
+# Weights of logistic models of "the seat's team wins", one for a colour team and one for
+# the Solo, fitted to 174,215 (position, seat) pairs from 1,000 five-seat games of the keeper
+# against itself (log loss 0.572 on held-out games, against 0.630 for the base rate). In the
+# order of _colour_features and _solo_features.
+COLOUR_WEIGHTS = (-0.831, 1.051, 0.24, 1.223, 0.732, -0.644, -0.339, -0.697, -0.792, -0.783,
+                  0.005, 0.051)
+SOLO_WEIGHTS = (0.265, 0.976, -0.556, 0.235, -0.642, -0.482, -0.505, 0.287)
+
+
+def _swallow_near(state: State) -> float:
+    """1 when the Dark Swallow is on the stack or next to draw, 1/(k+1) with k cards above
+    it."""
+    if any(e.kind == SWALLOW_ENTRY for e in state.stack):
+        return 1.0
+    for cards in (state.top, state.deck):
+        if C.DARK_SWALLOW in cards:
+            return 1.0 / (1 + cards.index(C.DARK_SWALLOW))
+    return 0.0
+
+
+def _side(state: State, team: Team) -> tuple[float, float, float, float, int]:
+    """A colour team's standing: one hand holds the gems it needs; the most gems in one hand
+    and in all its hands (over the need); it could proclaim now (a full hand, or two
+    members who know each other and hold enough together); its Maces."""
+    members = [p for p in range(state.players) if state.teams[p] == team]
+    if not members:
+        return 0.0, 0.0, 0.0, 0.0, 0
+    gems = (C.GEM_OF[team], C.DUO_JEWEL)
+    need = 2 if len(members) == 1 else 3
+    counts = [sum(1 for c in state.hands[p] if c in gems) for p in members]
+    ready = 1.0 if max(counts) >= need else 0.0
+    knows = len(members) == 1 or any(set(members) <= state.known[p] for p in members)
+    together = 1.0 if knows and sum(counts) >= need else 0.0
+    maces = sum(state.hands[p].count(C.MACE) for p in members)
+    return ready, max(counts) / need, sum(counts) / need, max(ready, together), maces
+
+
+def _solo_features(state: State) -> tuple[float, ...]:
+    solo = [p for p in range(state.players) if state.teams[p] == C.SOLO]
+    maces = sum(h.count(C.MACE) for h in state.hands)
+    red, blue = _side(state, C.RED), _side(state, C.BLUE)
+    return (1.0, _swallow_near(state),
+            maces - sum(state.hands[p].count(C.MACE) for p in solo),
+            sum(state.hands[p].count(C.CANCEL) for p in solo),
+            red[0] + blue[0], red[3] + blue[3], max(red[1], blue[1]), len(state.deck) / 40)
+
+
+def _colour_features(state: State, team: Team) -> tuple[float, ...]:
+    mine, theirs = _side(state, team), _side(state, C.OPPONENT[team])
+    solo = any(t == C.SOLO for t in state.teams)
+    return (1.0, *mine[:4], *theirs[:4], _swallow_near(state) if solo else 0.0,
+            mine[4] - theirs[4], 1.0 if state.teams[state.turn] == team else 0.0)
+
+
+def estimate(state: State, seat: int) -> float:
+    """How likely the seat's team is to win from here (Game.estimate), in (0, 1). It reads
+    the whole state: the search hands it a world re-dealt from the seat's view."""
+    team = state.teams[seat]
+    weights: tuple[float, ...]
+    features: tuple[float, ...]
+    if team == C.SOLO:
+        weights, features = SOLO_WEIGHTS, _solo_features(state)
+    else:
+        weights, features = COLOUR_WEIGHTS, _colour_features(state, team)
+    x = sum(w * f for w, f in zip(weights, features, strict=True))
+    return 1 / (1 + math.exp(-x))
+
+
+# ---- what the search bots weigh ------------------------------------------------------------
+
+# Cards worth naming with the three-card combo besides the team's gems: those a hand needs to
+# answer the Dark Swallow and to keep a card from taking effect.
+WORTH_NAMING = (C.MACE, C.CANCEL)
+
+
+def candidates(view: pb.View, legal: list[pb.Command]) -> list[pb.Command]:
+    """The commands a search bot weighs (Game.candidates): a turn offers every card to every
+    seat and names any card with the three-card combo, up to 81 commands, most of which
+    differ only in a card nobody cares about. Kept: offers of the team's gems and of the
+    card the keeper values least, and requests naming a gem of the team or a card in
+    WORTH_NAMING; every other command."""
+    keeper = Keeper(view, legal)
+    hand = list(view.hand)
+    cheapest = keeper.cheapest(hand) if hand else None
+    named = (*keeper.gems, *WORTH_NAMING)
+    kept = []
+    for command in legal:
+        kind = command.WhichOneof("kind")
+        if kind == "offer" and command.offer.card not in (*keeper.gems, cheapest):
+            continue
+        if (kind == "play" and combo_of(command.play.cards) == C.REQUEST
+                and command.play.named not in named):
+            continue
+        kept.append(command)
+    return kept

@@ -8,7 +8,7 @@ from services.core.decider import Game, SuiteNeeds, Variant, exploring
 from services.core.happened import marked
 from services.shadow_council import render as table
 from services.shadow_council import rules, view
-from services.shadow_council.bots import BOTS
+from services.shadow_council.bots import BOTS, estimate
 from services.shadow_council.state import State, evolve, start
 from services.shadow_council.words import (
     COMMAND_GROUPS,
@@ -58,6 +58,7 @@ GAME: Game[State] = Game(
     outcome=rules.outcome,
     bots=dict(BOTS),
     default_bot="sleuth",
+    estimate=estimate,
     redeal=view.redeal,
     variants=variants,
     # The sleuth peeks, guards and guesses; the random half attacks the guarded seats it

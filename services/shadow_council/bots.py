@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import math
+
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import Rng
@@ -18,6 +20,7 @@ from services.shadow_council.rules import Play
 from services.shadow_council.state import (
     Clue,
     Fact,
+    State,
     card_name,
     clue_of,
     identity_name,
@@ -235,3 +238,40 @@ def sleuth_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
 
 
 BOTS = {"random": random_bot, "sleuth": sleuth_bot}
+
+
+# ---- the search bots' estimate ------------------------------------------------------------
+
+# Weights of a logistic model of "the seat's faction wins", fitted to 114,100 (position,
+# seat) pairs from 1,500 five-seat games of the sleuth against itself (log loss 0.434 on
+# held-out games, against 0.641 for the base rate; 80% of outcomes called right). In the
+# order of _features.
+ESTIMATE_WEIGHTS = (-0.145, 0.737, 0.067, -0.048, 0.026, 0.197,
+                    0.18, -0.021, 0.296, 0.146, 0.496, 0.702)
+
+
+def _features(state: State, seat: int) -> tuple[float, ...]:
+    """What decides the tally, from the seat's faction's side (+ mine, - theirs): survivors,
+    the zone lead and margin, survivors' gold and cards; the same again weighted by how far
+    the game has gone (a lead late is worth more); whether the seat itself is alive."""
+    mine = state.faction(seat)
+    survivors = gold = cards = 0
+    for other in state.survivors():
+        sign = 1 if state.faction(other) == mine else -1
+        survivors += sign
+        gold += sign * state.gold[other]
+        cards += sign * len(state.hands[other])
+    order = sum(state.zone(z) for z in data.ORDER_ZONES)
+    chaos = sum(state.zone(z) for z in data.CHAOS_ZONES)
+    zones = (order - chaos) if mine == data.ORDER else (chaos - order)
+    lead = (zones > 0) - (zones < 0)
+    gone = max(0, state.round - 1) / state.rounds
+    return (1.0, survivors, lead, zones / 5, gold / 10, cards / 10,
+            survivors * gone, lead * gone, zones / 5 * gone, gold / 10 * gone,
+            cards / 10 * gone, 1.0 if state.alive[seat] else 0.0)
+
+
+def estimate(state: State, seat: int) -> float:
+    """How likely the seat's faction is to win from here (Game.estimate), in (0, 1)."""
+    x = sum(w * f for w, f in zip(ESTIMATE_WEIGHTS, _features(state, seat), strict=True))
+    return 1 / (1 + math.exp(-x))

@@ -9,8 +9,10 @@ from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
 from services.core.decider import Rng
 from services.moody_bear import GAME
-from services.moody_bear.bots import keeper_bot
+from services.moody_bear.bots import candidates, estimate, keeper_bot
 from services.moody_bear.cards import (
+    AMBASSADOR,
+    ASSASSIN,
     BLUE,
     CANCEL,
     DARK_SWALLOW,
@@ -216,3 +218,55 @@ def test_keepers_only_games_mostly_end_by_a_proclamation() -> None:
                        for seed in range(60))
         print(f"\n{players} players, keepers only: {dict(ends)}")
         assert ends["the Dark Swallow"] <= bar, ends
+
+
+# ---- the search bots' estimate -------------------------------------------------------------
+
+
+def test_the_estimate_is_registered_and_stays_between_0_and_1() -> None:
+    assert GAME.estimate is estimate
+    state = table(5, hands=[(LAVA_GEM,) * 3, (MACE,), (CANCEL,), (KNIGHT,), (MACE, MACE)],
+                  deck=(DARK_SWALLOW, KNIGHT))
+    for seat in range(5):
+        assert 0.0 < estimate(state, seat) < 1.0
+
+
+def test_a_colour_team_holding_its_gems_is_judged_ahead() -> None:
+    # 5 seats: Red 0 and 2, Blue 1 and 3, Solo 4. Seat 0 holds all three Lava Gems.
+    ready = table(5, hands=[(LAVA_GEM,) * 3, (KNIGHT,), (KNIGHT,), (KNIGHT,), (KNIGHT,)],
+                  deck=(KNIGHT,) * 10 + (DARK_SWALLOW,))
+    spread = table(5, hands=[(LAVA_GEM,), (LAVA_GEM,), (KNIGHT,), (LAVA_GEM,), (KNIGHT,)],
+                   deck=(KNIGHT,) * 10 + (DARK_SWALLOW,))
+    assert estimate(ready, 0) > estimate(spread, 0)
+    assert estimate(ready, 2) == estimate(ready, 0)  # a team is judged as one
+    assert estimate(ready, 1) < estimate(spread, 1)  # the other colour loses ground
+
+
+def test_the_solo_likes_the_dark_swallow_close_and_the_maces_few() -> None:
+    hands = [(KNIGHT,), (KNIGHT,), (KNIGHT,), (KNIGHT,), (KNIGHT,)]
+    near = table(5, hands=hands, deck=(DARK_SWALLOW,) + (KNIGHT,) * 10)
+    far = table(5, hands=hands, deck=(KNIGHT,) * 10 + (DARK_SWALLOW,))
+    maces = table(5, hands=[(MACE,), (MACE,), (KNIGHT,), (KNIGHT,), (KNIGHT,)],
+                  deck=(DARK_SWALLOW,) + (KNIGHT,) * 10)
+    assert estimate(near, 4) > estimate(far, 4)
+    assert estimate(near, 4) > estimate(maces, 4)
+
+
+def test_the_search_weighs_fewer_offers_and_requests_but_every_other_command() -> None:
+    # Seat 0 (Red) holds a Lava Gem, a Mace and the three-card combo: 20 offers, 44 requests.
+    hand = (LAVA_GEM, MACE, KNIGHT, ASSASSIN, AMBASSADOR)
+    state = table(5, hands=[hand, (KNIGHT,), (KNIGHT,), (KNIGHT,), (KNIGHT,)],
+                  deck=(KNIGHT,) * 10 + (DARK_SWALLOW,))
+    legal = GAME.legal_actions(state, 0)
+    assert GAME.candidates is candidates
+    kept = candidates(GAME.view(state, 0), legal)
+    assert set(c.SerializeToString() for c in kept) <= set(c.SerializeToString() for c in legal)
+    offered = {c.offer.card for c in kept if c.WhichOneof("kind") == "offer"}
+    named = {c.play.named for c in kept if c.WhichOneof("kind") == "play" and c.play.named}
+    # The gem, and the card the keeper values least (the first of three it values alike).
+    assert offered == {LAVA_GEM, min(KNIGHT, ASSASSIN, AMBASSADOR)}
+    assert named == {LAVA_GEM, MACE, CANCEL}
+    others = [c for c in legal if c.WhichOneof("kind") not in ("offer", "play")
+              or (c.WhichOneof("kind") == "play" and not c.play.named)]
+    assert all(c in kept for c in others)  # proclaims, other plays, passing: all kept
+    assert len(kept) < len(legal) / 2

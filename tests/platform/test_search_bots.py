@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,64 @@ def test_arbiter_play_takes_a_level_and_refuses_an_unknown_one(
     assert code == 0 and "against 1 easy bot(s)" in out and "refused" not in out
     code, out = play(monkeypatch, capsys, "bubblee", "--bot", "251ms", stdin="")
     assert code == 2 and "no bot '251ms'" in out and "hard" in out
+
+
+def scripted_search(monkeypatch: pytest.MonkeyPatch, values: dict[int, list[float]],
+                    caution: float) -> int:
+    """A search of Bubblee Pop's opening whose playouts are scripted: the candidate
+    at index i of the legal commands scores values[i] in turn, round after round (0 for one
+    not named). Returns the index it plays."""
+    state = opening(BUBBLEE)
+    seat = BUBBLEE.to_act(state)[0]
+    legal = BUBBLEE.legal_actions(state, seat)
+    played: dict[int, int] = {}
+
+    def applied(game, world, seat, command, rng):  # type: ignore[no-untyped-def]
+        return legal.index(command)  # the "world after" names the candidate
+
+    def playout(game, index, seat, bot, rng, depth, stop):  # type: ignore[no-untyped-def]
+        scores = values.get(index, [0.0])
+        played[index] = played.get(index, -1) + 1
+        return scores[played[index] % len(scores)]
+
+    monkeypatch.setattr(search, "_applied", applied)
+    monkeypatch.setattr(search, "playout", playout)
+    chosen = search.search(BUBBLEE, state, seat, Rng(b"scripted", 0),
+                           search.Budget(math.inf, 80), None, caution)
+    return legal.index(chosen)
+
+
+def usual_index() -> int:
+    state = opening(BUBBLEE)
+    seat = BUBBLEE.to_act(state)[0]
+    legal = BUBBLEE.legal_actions(state, seat)
+    bot = BUBBLEE.bots[BUBBLEE.default_bot]
+    return legal.index(bot(BUBBLEE.view(state, seat), legal, Rng(b"scripted", 0)))
+
+
+def test_a_cautious_search_keeps_the_heuristics_choice_over_a_noisy_lead(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    usual = usual_index()
+    noisy = 1 if usual != 1 else 2
+    values = {usual: [0.5], noisy: [0.9, 0.2]}  # ahead by 0.05 on average: +0.4, then -0.3
+    assert scripted_search(monkeypatch, values, 0.0) == noisy
+    assert scripted_search(monkeypatch, values, 1.0) == usual
+
+
+def test_a_cautious_search_still_plays_a_command_that_is_better_in_every_world(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    usual = usual_index()
+    better = 1 if usual != 1 else 2
+    assert scripted_search(monkeypatch, {usual: [0.5], better: [0.6]}, 1.0) == better
+
+
+def test_a_level_may_set_a_games_depth_and_caution_and_budgets_follow_hard() -> None:
+    hard = bots.level("hard")
+    assert hard is not None
+    level = bots.Level(hard.budget, 12, depths=(("moody_bear", 30),),
+                       cautions=(("moody_bear", 1.0),))
+    assert (level.depth_for("moody_bear"), level.depth_for("bubblee")) == (30, 12)
+    assert (level.caution_for("moody_bear"), level.caution_for("bubblee")) == (1.0, 0.0)
+    budget = bots.level("120ms")
+    assert budget is not None and (budget.depths, budget.cautions) == (hard.depths,
+                                                                       hard.cautions)

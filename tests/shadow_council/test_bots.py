@@ -11,11 +11,11 @@ from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import Rng, Seat
 from services.shadow_council import GAME
-from services.shadow_council.bots import belief_from_view, clues_seen, sleuth_bot
+from services.shadow_council.bots import belief_from_view, clues_seen, estimate, sleuth_bot
 from services.shadow_council.rules import legal_actions, to_act
 from services.shadow_council.state import GUESS, Clue
 from services.shadow_council.view import redeal
-from tests.shadow_council.helpers import play, start_round, table
+from tests.shadow_council.helpers import new_game, play, start_round, table
 
 view = GAME.view
 
@@ -192,3 +192,37 @@ def test_sleuth_seats_win_more_often_than_random_seats_of_the_same_faction(
     smart, random = faction_win_rates(60, faction)
     print(f"{faction}: sleuth {smart:.2f} vs random {random:.2f} over 60 deals")
     assert smart > random + 0.1
+
+
+# ---- the search bots' estimate -------------------------------------------------------------
+
+
+def test_the_estimate_is_registered_and_stays_between_0_and_1() -> None:
+    assert GAME.estimate is estimate
+    state, _ = new_game(n=5, seed=3)
+    for seat in range(5):
+        assert 0.0 < estimate(state, seat) < 1.0
+
+
+def test_the_estimate_favours_the_faction_with_more_survivors() -> None:
+    # Seats 0, 1 are Order (General, Merchant), 2, 3 Chaos (Assassin, Alchemist).
+    ahead = table(alive=(True, True, True, False), round=4)
+    behind = table(alive=(True, False, True, True), round=4)
+    assert estimate(ahead, 0) > 0.5 > estimate(ahead, 2)
+    assert estimate(ahead, 0) > estimate(behind, 0)
+    assert estimate(behind, 2) > estimate(ahead, 2)
+
+
+def test_the_estimate_favours_the_zone_leader_more_as_the_game_goes_on() -> None:
+    early = table(zones=(6, 3, 0, 0), round=1)
+    late = table(zones=(6, 3, 0, 0), round=5)
+    even = table(zones=(0, 0, 0, 0), round=5)
+    assert estimate(late, 0) > estimate(even, 0) > estimate(late, 2)
+    assert estimate(late, 0) - estimate(late, 2) > estimate(early, 0) - estimate(early, 2)
+
+
+def test_the_estimate_judges_the_seats_faction_not_its_public_identity() -> None:
+    # Seat 0 shows the General but is secretly the Assassin: it wins with Chaos.
+    state = table(shadow=["ASSASSIN", "MERCHANT", "GENERAL", "ALCHEMIST"],
+                  alive=(True, True, False, True), round=4)
+    assert estimate(state, 0) > 0.5 > estimate(state, 1)
