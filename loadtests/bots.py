@@ -130,16 +130,24 @@ def duel(name: str, level: str, games: int, seed: str, seats: int) -> dict[str, 
     game = registry.game(name)
     seats = seats or game.seat_count
     entries = [level] + [game.default_bot] * (seats - 1)
-    won = seats_won = 0
+    won = seats_won = lost = shared = 0
     for index in range(games):
         result = play_one(game, entries, seed, index)
         won += 0 in result["winner_entries"]
+        # 2 seats: a game is decided unless both share the win
+        lost += 0 not in result["winner_entries"]
+        shared += 0 in result["winner_entries"] and len(result["winner_entries"]) > 1
         seats_won += len(result["winner_entries"])
         print(f"game {index}: winners {result['winner_entries']} (entry 0 is {level})",
               flush=True)
     fair = seats_won / (games * seats)  # a seat's share of the wins, on average
     row = {"games": games, "seats": seats, "seed": seed, "won": won, "rate": won / games,
-           "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair}
+           "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair,
+           "lost": lost, "shared": shared}
+    if seats == 2:  # the goal's measure: the search bot's share of the decided games
+        decided = games - shared
+        row["decided_rate"] = (won - shared) / decided if decided else 0.0
+        row["decided_ci95"] = wilson(won - shared, decided)
     print(row)
     return row
 
