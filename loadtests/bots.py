@@ -3,6 +3,8 @@
     .venv/bin/python -m loadtests.bots cost [--games 2] [--game bubblee ...]
     .venv/bin/python -m loadtests.bots loop [--seconds 20]
     .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S] [--seats N]
+    .venv/bin/python -m loadtests.bots eila [--chapters 0,5] [--modes normal,advanced]
+        [--first-seed 100] [--attempts 60] [--level hard] [--contrast greedy]
 
 `cost`: positions of games played by each game's default bot; at each with a choice, the
 level's bot chooses, timed by time.thread_time (the searching thread's CPU): p50, p99 and
@@ -14,6 +16,13 @@ reference, with the heuristic bot. `duel`: the level at one seat, the game's def
 the others, seats rotated, the games of `arbiter simulate GAME --bots LEVEL,DEFAULT,...
 --seed S` one line each as they end (a long run can be read while it plays).
 Writes loadtests/results/bots.json.
+
+`eila`: attempts at Eila's chapters, each played alone from an empty save box (seeds
+first-seed on), by the level (Eila's campaign planner) and by the contrast bot on the same
+seeds. Each attempt is kept in loadtests/results/eila.json under its mode, chapter, bot and
+seed, so runs over other seeds add to it (a seed played again replaces its attempt); the
+summary printed at the end counts every attempt kept: wins of attempts with their 95% Wilson
+interval, and the level's CPU a move (p50, p99, max, whole ms).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import argparse
 import asyncio
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -120,23 +130,93 @@ def duel(name: str, level: str, games: int, seed: str, seats: int) -> dict[str, 
     game = registry.game(name)
     seats = seats or game.seat_count
     entries = [level] + [game.default_bot] * (seats - 1)
-    won = seats_won = 0
+    won = seats_won = lost = shared = 0
     for index in range(games):
         result = play_one(game, entries, seed, index)
         won += 0 in result["winner_entries"]
+        # 2 seats: a game is decided unless both share the win
+        lost += 0 not in result["winner_entries"]
+        shared += 0 in result["winner_entries"] and len(result["winner_entries"]) > 1
         seats_won += len(result["winner_entries"])
         print(f"game {index}: winners {result['winner_entries']} (entry 0 is {level})",
               flush=True)
     fair = seats_won / (games * seats)  # a seat's share of the wins, on average
     row = {"games": games, "seats": seats, "seed": seed, "won": won, "rate": won / games,
-           "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair}
+           "ci95": wilson(won, games), "fair_share": fair, "ratio": won / games / fair,
+           "lost": lost, "shared": shared}
+    if seats == 2:  # the goal's measure: the search bot's share of the decided games
+        decided = games - shared
+        row["decided_rate"] = (won - shared) / decided if decided else 0.0
+        row["decided_ci95"] = wilson(won - shared, decided)
     print(row)
     return row
 
 
+EILA_RESULTS = Path(__file__).parent / "results" / "eila.json"
+
+
+def eila_attempts(chapters: list[int], modes: list[str], seeds: range, bots_: list[str]
+                  ) -> None:
+    """Play and keep each attempt (see the module's doc), one line each as it ends."""
+    from services.eila.tools import simulate as eila
+
+    for mode in modes:
+        for chapter in chapters:
+            for bot in bots_:
+                for seed in seeds:
+                    eila.PLANNER_CPU.clear()
+                    run = eila.play_chapter(bot, chapter, mode == "advanced", seed)
+                    spent = list(eila.PLANNER_CPU)
+                    # Read when written: another run may have added attempts meanwhile.
+                    kept = json.loads(EILA_RESULTS.read_text()) if EILA_RESULTS.exists() else {}
+                    cell = kept.setdefault(f"{mode}/{chapter}/{bot}", {})
+                    cell[str(seed)] = {
+                        "won": run.won, "cut": run.cut, "ending": run.ending, "day": run.day,
+                        "reason": run.reason, "moves": len(spent),
+                        "cpu_s": round(sum(spent) / 1000, 3),
+                        # whole ms -> moves: a histogram, so that runs add up
+                        "cpu_ms": dict(Counter(str(int(ms)) for ms in spent)),
+                    }
+                    EILA_RESULTS.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+                    print(f"{mode} chapter {chapter} {bot} seed {seed}: "
+                          f"{'cut' if run.cut else 'won' if run.won else 'lost'} "
+                          f"({run.reason}; {len(spent)} searched moves, "
+                          f"{sum(spent) / 1000:.1f} s CPU)", flush=True)
+
+
+def eila_summary() -> list[dict[str, Any]]:
+    """One row per mode, chapter and bot over every attempt kept, printed."""
+    kept = json.loads(EILA_RESULTS.read_text()) if EILA_RESULTS.exists() else {}
+    rows = []
+    for key in sorted(kept, key=lambda k: (k.split("/")[0] != "normal", k)):
+        mode, chapter, bot = key.split("/")
+        attempts = [a for a in kept[key].values() if not a["cut"]]
+        won = sum(a["won"] for a in attempts)
+        hist: Counter[int] = Counter()
+        for a in kept[key].values():
+            hist.update({int(ms): n for ms, n in a["cpu_ms"].items()})
+        spent = [float(ms) for ms in sorted(hist.elements())]
+        seeds = sorted(map(int, kept[key]))
+        lo, hi = wilson(won, len(attempts))
+        row = {"mode": mode, "chapter": int(chapter), "bot": bot, "attempts": len(attempts),
+               "won": won, "rate": won / len(attempts) if attempts else 0.0, "ci95": [lo, hi],
+               "cut": len(kept[key]) - len(attempts), "seeds": f"{seeds[0]}-{seeds[-1]}",
+               "lost_by": dict(Counter(a["reason"] for a in attempts if not a["won"]))}
+        if spent:
+            row["cpu_ms"] = {"moves": len(spent), "p50": percentile(spent, 0.5),
+                             "p99": percentile(spent, 0.99), "max": spent[-1]}
+        rows.append(row)
+        cpu = (f"  CPU a move p50 {row['cpu_ms']['p50']} p99 {row['cpu_ms']['p99']} "
+               f"max {row['cpu_ms']['max']} ms ({len(spent)} moves)" if spent else "")
+        print(f"{mode:8} chapter {chapter} {bot:7} {won:3}/{len(attempts):3} "
+              f"{100 * row['rate']:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] seeds {row['seeds']}"
+              + cpu, flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["cost", "loop", "duel"])
+    parser.add_argument("what", choices=["cost", "loop", "duel", "eila"])
     parser.add_argument("duel", nargs="*", help="duel: GAME LEVEL")
     parser.add_argument("--game", action="append", choices=SEARCHABLE)
     parser.add_argument("--games", type=int, default=2, help="games of positions per game")
@@ -144,7 +224,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--seed", default="duel")
     parser.add_argument("--seats", type=int, default=0, help="duel: 0 for the standard table")
+    parser.add_argument("--chapters", default="0,1,2,3,4,5", help="eila: chapters to play")
+    parser.add_argument("--modes", default="normal,advanced", help="eila: modes to play")
+    parser.add_argument("--first-seed", type=int, default=100, help="eila: the first seed")
+    parser.add_argument("--attempts", type=int, default=0, help="eila: seeds a chapter "
+                        "(0: play none, only print what is kept)")
+    parser.add_argument("--level", default="hard", help="eila: the planner's level")
+    parser.add_argument("--contrast", default="greedy", help="eila: the bot on the same seeds")
     args = parser.parse_args()
+    if args.what == "eila":
+        seeds = range(args.first_seed, args.first_seed + args.attempts)
+        eila_attempts([int(c) for c in args.chapters.split(",")], args.modes.split(","),
+                      seeds, [args.level, args.contrast])
+        eila_summary()
+        return
     if args.what == "cost":
         key, found = "cost", cost(args.game or SEARCHABLE, args.games, args.every)
     elif args.what == "loop":

@@ -6,7 +6,7 @@ from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import render as table
 from services.bubble_shadow import rules, view
-from services.bubble_shadow.bots import BOTS, estimate
+from services.bubble_shadow.bots import BOTS, estimate, search_commands
 from services.bubble_shadow.state import State, evolve, start
 from services.bubble_shadow.words import (
     COMMAND_GROUPS,
@@ -63,6 +63,7 @@ GAME: Game[State] = Game(
     bots=BOTS,
     default_bot="greedy",
     estimate=estimate,
+    search_commands=search_commands,
     redeal=view.redeal,
     variants=variants,
     # The greedy bot trades well but never declares satisfaction (Complacency); the random

@@ -13,6 +13,7 @@ import math
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
+from services.bubble_shadow import rules
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.state import State
 from services.bubble_shadow.view import show
@@ -206,6 +207,18 @@ def greedy_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
         return max(legal, key=after_snake)
     # Complacency phase end: drawing is the safe choice.
     return next(c for c in legal if c.WhichOneof("kind") == "draw_tokens")
+
+
+def search_commands(state: State, seat: int) -> list[pb.Command]:
+    """The legal commands as the greedy bot sends them (Game.search_commands): a pact played
+    or signed carries its pay order. Without it the search bot paid by the default order,
+    its Moons before its Apples (which resolve as Bubbles), where the greedy bot keeps them.
+    The greedy bot's own choice is then one of these, the search's first candidate."""
+    out = []
+    for cmd in rules.legal_actions(state, seat):
+        field = cmd.WhichOneof("kind")
+        out.append(_with_pay_order(cmd, field) if field in ("play_pact", "sign_pact") else cmd)
+    return out
 
 
 BOTS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot}

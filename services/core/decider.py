@@ -310,6 +310,11 @@ class Game(Generic[S]):
     # How likely `seat` is to win from a state, in [0, 1]: where a search bot's playout stops
     # short of the end (its level's depth). None: playouts go to the end.
     estimate: Callable[[S, int], float] | None = None
+    # The commands the generic search weighs for a seat: its legal commands as the game's
+    # heuristic bot would send them (Bubble and Shadow's pacts with the bot's pay order:
+    # a legal command leaves it out, and the default order pays Moons before Apples).
+    # None: legal_actions.
+    search_commands: Callable[[S, int], list[Message]] | None = None
     # The paths of a shown View that are unset because its seat may not see them (View.hidden:
     # a client tells "hidden from you" from "none"). None when a view hides nothing.
     view_hidden: Callable[[Message], list[str]] | None = None

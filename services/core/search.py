@@ -96,7 +96,7 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     noisy lead is no reason to leave the heuristic). A fixed seed and playout cap give the
     same choice."""
     started = time.thread_time()
-    legal = game.legal_actions(state, seat)
+    legal = (game.search_commands or game.legal_actions)(state, seat)
     if len(legal) == 1:
         return legal[0]
     if game.search is not None:
