@@ -325,8 +325,9 @@ BOTS = {"random": random_bot, "keeper": keeper_bot}
 
 # Weights of logistic models of "the seat's team wins", one for a colour team and one for
 # the Solo, fitted to 174,215 (position, seat) pairs from 1,000 five-seat games of the keeper
-# against itself (log loss 0.572 on held-out games, against 0.630 for the base rate). In the
-# order of _colour_features and _solo_features.
+# against itself (log loss 0.568 on the odd games when fitted to the even ones, against 0.625
+# for the base rate). In the order of _colour_features and _solo_features.
+# Regenerate: .venv/bin/python -m loadtests.fit_estimates moody_bear --games 1000
 COLOUR_WEIGHTS = (-0.831, 1.051, 0.24, 1.223, 0.732, -0.644, -0.339, -0.697, -0.792, -0.783,
                   0.005, 0.051)
 SOLO_WEIGHTS = (0.265, 0.976, -0.556, 0.235, -0.642, -0.482, -0.505, 0.287)

@@ -243,9 +243,10 @@ BOTS = {"random": random_bot, "sleuth": sleuth_bot}
 # ---- the search bots' estimate ------------------------------------------------------------
 
 # Weights of a logistic model of "the seat's faction wins", fitted to 114,100 (position,
-# seat) pairs from 1,500 five-seat games of the sleuth against itself (log loss 0.434 on
-# held-out games, against 0.641 for the base rate; 80% of outcomes called right). In the
-# order of _features.
+# seat) pairs from 1,500 five-seat games of the sleuth against itself (log loss 0.446 on the
+# odd games when fitted to the even ones, against 0.643 for the base rate; 78.5% of outcomes
+# called right). In the order of _features.
+# Regenerate: .venv/bin/python -m loadtests.fit_estimates shadow_council --games 1500
 ESTIMATE_WEIGHTS = (-0.145, 0.737, 0.067, -0.048, 0.026, 0.197,
                     0.18, -0.021, 0.296, 0.146, 0.496, 0.702)
 
