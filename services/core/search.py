@@ -81,6 +81,29 @@ def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int |
     return _value(result, seat)
 
 
+@dataclass
+class Lead:
+    """A candidate's lead over the heuristic's choice, world by world."""
+
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, difference: float) -> None:
+        self.n += 1
+        self.total += difference
+        self.squares += difference ** 2
+
+    def clear(self, caution: float) -> bool:
+        """Whether the mean lead is above `caution` standard errors (over two worlds at
+        least)."""
+        if self.n < 2:
+            return False
+        mean = self.total / self.n
+        spread = max(0.0, self.squares / self.n - mean * mean)
+        return mean > caution * math.sqrt(spread / (self.n - 1))
+
+
 def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
            depth: int | None = None, caution: float = 0.0) -> Message:
     """The legal command of `seat` that fares best over sampled worlds (perfect-information
@@ -109,10 +132,10 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
         legal = weighed if usual in weighed else [usual, *weighed]
     candidates = sorted(range(len(legal)), key=lambda i: legal[i] != usual)
     totals, tries = [0.0] * len(legal), [0] * len(legal)
-    # Each candidate's difference from the heuristic's choice in the worlds both met (a
-    # choice not among the legal commands as listed, e.g. in another order, is not paired).
+    # Each candidate's lead over the heuristic's choice in the worlds both met (a choice
+    # not among the legal commands as listed, e.g. in another order, is not paired).
     usual_at = candidates[0] if legal[candidates[0]] == usual else -1
-    diffs, squares, paired = [0.0] * len(legal), [0.0] * len(legal), [0] * len(legal)
+    leads = [Lead() for _ in legal]
     playouts = rounds = 0
 
     def out_of_budget() -> bool:  # a playout cut short by the budget is not counted
@@ -135,9 +158,7 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
             if i == usual_at:
                 usual_value = value
             elif usual_value is not None:
-                diffs[i] += value - usual_value
-                squares[i] += (value - usual_value) ** 2
-                paired[i] += 1
+                leads[i].add(value - usual_value)
             playouts += 1
             if budget.spent(started, playouts):
                 break
@@ -150,12 +171,7 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
     if not tried:
         return usual
     best = max(tried, key=lambda i: (totals[i] / tries[i], -candidates.index(i)))
-    if caution > 0 and usual_at >= 0 and best != usual_at and usual_at in candidates:
-        n = paired[best]
-        if n < 2:
-            return usual
-        mean = diffs[best] / n
-        spread = max(0.0, squares[best] / n - mean * mean)
-        if mean <= caution * math.sqrt(spread / (n - 1)):
-            return usual
+    if (caution > 0 and usual_at in candidates and best != usual_at
+            and not leads[best].clear(caution)):
+        return usual
     return legal[best]
