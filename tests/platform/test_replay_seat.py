@@ -48,6 +48,8 @@ async def test_a_seat_token_replays_that_seats_view_at_each_version(client: Clie
     for _ in range(6):  # a few commands, whoever is to act
         view = await client.call(GAME + "GetView", apb.GetViewRequest(game_id=created.game_id),
                                  mpb.View)
+        if not view.to_act:  # about 2% of deals end within six of these commands
+            break
         mover = tokens[view.to_act[0]]
         legal = await client.call(GAME + "ListLegalActions",
                                   apb.ListLegalActionsRequest(game_id=created.game_id),
