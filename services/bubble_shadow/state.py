@@ -6,12 +6,13 @@ evolve only applies what an event records; the rules that chose it are in rules.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card, special_ids
+from services.core.frozen import replace
 
 Price = tuple[int, int]
 PayOrder = tuple[tuple[int, bool], ...]

@@ -4,14 +4,13 @@ before resolution). `redeal` re-deals everything a seat cannot see, for the leak
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from arbiter.bubble_shadow.v1 import bubble_shadow_pb2 as pb
 
 from services.bubble_shadow import tokens as tk
 from services.bubble_shadow.cards import card_pb, regular_ids
 from services.bubble_shadow.state import Paid, Player, Signed, State, shown_stage, snake_options
 from services.core.decider import Rng
+from services.core.frozen import replace
 
 
 def _price(p: tuple[int, int] | None) -> pb.Price | None:

@@ -7,9 +7,11 @@ and a hand never shows the order in which its cards arrived.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
+
+from services.core.frozen import replace
 
 from .cards import DARK_SWALLOW, Card, Team
 

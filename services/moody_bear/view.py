@@ -8,12 +8,12 @@ rearranging or passing, and every looked-at card that was not its own look.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from arbiter.moody_bear.v1 import moody_bear_pb2 as pb
 
 from services.core.decider import Rng
+from services.core.frozen import replace
 
 from .cards import DARK_SWALLOW, Card
 from .moves import may

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from services.shadow_council import data
 from services.shadow_council.state import Clue, Fact
@@ -105,14 +105,13 @@ class Belief:
     seats: int
     worlds: tuple[tuple[str, ...], ...]  # current shadows, one tuple per consistent world
 
-    @classmethod
+    @staticmethod
     def build(
-        cls, seats: int, in_play: Sequence[str], clues: Sequence[Clue], facts: Sequence[Fact]
+        seats: int, in_play: Sequence[str], clues: Sequence[Clue], facts: Sequence[Fact]
     ) -> Belief:
-        perms = consistent_permutations(seats, in_play, clues, facts)
-        if not perms:  # contradictory knowledge (cannot happen in a real game): know nothing
-            perms = consistent_permutations(seats, in_play, (), ())
-        return cls(seats, tuple(current_shadows(p, facts) for p in perms))
+        # What a seat knows changes a few times a game, and the sleuth reads it at every
+        # command (its playouts too): the worlds are enumerated once per distinct knowledge.
+        return _build(seats, tuple(in_play), tuple(clues), tuple(facts))
 
     @cached_property
     def _counts(self) -> list[dict[str, int]]:
@@ -128,9 +127,16 @@ class Belief:
     def p_faction(self, seat: int, faction: str) -> float:
         return sum(self.p(seat, i) for i in data.IDENTITIES if data.FACTION[i] == faction)
 
+    @cached_property
+    def _same_faction(self) -> dict[tuple[int, int], float]:
+        return {}  # filled pair by pair as asked: a belief is read again and again
+
     def p_same_faction(self, a: int, b: int) -> float:
-        same = sum(1 for w in self.worlds if data.FACTION[w[a]] == data.FACTION[w[b]])
-        return same / len(self.worlds)
+        found = self._same_faction.get((a, b))
+        if found is None:
+            same = sum(1 for w in self.worlds if data.FACTION[w[a]] == data.FACTION[w[b]])
+            found = self._same_faction[(a, b)] = same / len(self.worlds)
+        return found
 
     def best_guess(self, seat: int) -> tuple[str, float]:
         counts = self._counts[seat]
@@ -140,3 +146,12 @@ class Belief:
     def uncertainty(self, seat: int) -> float:
         """1 - the probability of the most likely identity."""
         return 1.0 - self.best_guess(seat)[1]
+
+
+@lru_cache(maxsize=4096)
+def _build(seats: int, in_play: tuple[str, ...], clues: tuple[Clue, ...],
+           facts: tuple[Fact, ...]) -> Belief:
+    perms = consistent_permutations(seats, in_play, clues, facts)
+    if not perms:  # contradictory knowledge (cannot happen in a real game): know nothing
+        perms = consistent_permutations(seats, in_play, (), ())
+    return Belief(seats, tuple(current_shadows(p, facts) for p in perms))

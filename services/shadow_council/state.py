@@ -7,11 +7,12 @@ prefix ("GENERAL", "RALLY", "MILITARY", "SHADOW_ALLEY", "DARK_NIGHT").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
+from services.core.frozen import replace
 from services.shadow_council import data
 
 # Phases (the proto Phase names without the prefix); "" before the first round.

@@ -7,11 +7,10 @@ which reach only the seat that earned them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from arbiter.shadow_council.v1 import shadow_council_pb2 as pb
 
 from services.core.decider import Rng
+from services.core.frozen import replace
 from services.shadow_council import belief, data
 from services.shadow_council.state import (
     ACTIONS,

@@ -7,8 +7,10 @@ records (who took how many, which stake was dealt to whom): it neither recompute
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from services.core.frozen import replace
 
 SEATS = 2
 STAKES = (1, 2, 3)  # the stakes a seat may be dealt (the rules deal them, redeal too)

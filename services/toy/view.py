@@ -5,10 +5,10 @@ events they are shown (`redact`), and dealt anew by the leak tests (`redeal`).""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from services.core.decider import Rng
+from services.core.frozen import replace
 from services.toy.schema import pb
 from services.toy.state import STAKES, State
 
