@@ -167,8 +167,9 @@ def greedy_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
                 ) / len(options)
             return cache[key]
 
-        best = max(as_magician(c) for c in legal)
-        choice = rng.choice([c for c in legal if as_magician(c) == best])
+        scores = [as_magician(c) for c in legal]
+        best = max(scores)
+        choice = rng.choice([c for c, score in zip(legal, scores, strict=True) if score == best])
         return _with_pay_order(choice, "play_pact")
     if kind == "sign_pact":
         ests = _estimates(view)
