@@ -308,9 +308,12 @@ async def masters_answering(store: Any) -> tuple[int, int]:
             return False
         return True
 
+    try:
+        with unavailable():  # the client learns its nodes at its first use (once)
+            await asyncio.wait_for(store.redis.initialize(), 2 * store.timeout)
+    except (StoreUnavailable, TimeoutError):
+        return 0, 1  # no node answers, so no master does
     primaries = store.redis.get_primaries()
-    if not primaries:  # the cluster client learns its nodes at its first command: this one
-        return (1 if await store.ping() else 0), 1
     answered = await asyncio.gather(*(answers(node) for node in primaries))
     return sum(answered), len(primaries)
 
