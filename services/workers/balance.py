@@ -62,9 +62,12 @@ def tiers(game: Game, seats: int) -> list[str]:
     return names + (list(SEARCH_LEVELS) if seats in SEARCHED_SEATS.get(game.name, ()) else [])
 
 
-# Affordable for a balance run (CPU per move: `hard` is measured by the ladder), and only at
-# the seat counts the report's claims are about: a search seat costs ten times a heuristic's.
-SEARCH_LEVELS = ("easy",)
+# Only at the seat counts the report's claims are about: a search seat costs far more than a
+# heuristic's (CPU per move: `easy` 15 ms, `hard` 225 ms; docs/bots.md). `hard` is the tier
+# the claims rest on; `easy` stays beside it, a step between the heuristic and `hard`. A
+# `hard` row costs minutes of CPU: `arbiter balance GAME --rows LABEL...` plays only the rows
+# named and merges them into the report already written (merge_rows).
+SEARCH_LEVELS = ("easy", "hard")
 SEARCHED_SEATS = {"bubblee": (2,), "bubble_shadow": (2,), "moody_bear": (5,),
                   "shadow_council": (5,)}
 
@@ -305,6 +308,48 @@ def balance(game_name: str, games: int, workers: int = 1, seed: str = "balance",
             "seeds": [f"{seed}/{k}" for k in range(1, RANGES + 1)], "scenarios": rows}
 
 
+def merge_rows(game_name: str, labels: Sequence[str], games: int | None, folder: str,
+               workers: int = 1, seed: str = "balance", broker_url: str = "") -> dict[str, Any]:
+    """The report already written in `folder`/balance/GAME.json, with only the rows named by
+    `labels` played (anew, or for the first time, at `games` per range, by default the
+    report's) and the others kept as they were, byte for byte in the JSON. The rows
+    keep the order of scenarios(); a row the report has and scenarios() no longer names stays
+    where it was. The seed must be the report's: the rows of a report share their deals."""
+    path = os.path.join(folder, "balance", f"{game_name}.json")
+    with open(path) as f:
+        report: dict[str, Any] = json.load(f)
+    games = report["games_per_range"] if games is None else games  # the report's, unless told
+    if report["seed"] != seed:
+        raise ValueError(f"{path} was played from seed {report['seed']!r}, not {seed!r}")
+    known = {s.label: s for s in scenarios(game_name)}
+    unknown = [label for label in labels if label not in known]
+    if unknown:
+        raise ValueError(f"no row {', '.join(map(repr, unknown))} in {game_name}; its rows: "
+                         + "; ".join(known))
+    played = {label: simulate(game_name, known[label], chapter_games(games)
+                              if known[label].kind == "chapter" else games,
+                              workers, seed, broker_url) for label in dict.fromkeys(labels)}
+    rows = [played.get(r["label"], r) for r in report["scenarios"]]
+    order = list(known)
+    for label, row in played.items():
+        if any(r["label"] == label for r in rows):
+            continue
+        # A new row goes after the last row that scenarios() puts before it.
+        at = max((i + 1 for i, r in enumerate(rows)
+                  if r["label"] in known and order.index(r["label"]) < order.index(label)),
+                 default=0)
+        rows.insert(at, row)
+    # A new row that repeats another says so; the rows kept are not touched.
+    for label, row in played.items():
+        row.pop("same_games_as", None)
+        earlier = [r["label"] for r in rows if r["label"] != label
+                   and r["fingerprint"] == row["fingerprint"]]
+        if earlier:
+            row["same_games_as"] = earlier[0]
+    report["scenarios"] = rows
+    return report
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -317,9 +362,18 @@ def _per_range(ranges: list[dict[str, Any]], pick: Any) -> str:
     return " / ".join(_pct(pick(r)) for r in ranges)
 
 
+def _labelled(report: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
+    """A row played at other games per range than its report (merged in by --rows) says so
+    in its label."""
+    if r.get("games_per_range", report["games_per_range"]) == report["games_per_range"]:
+        return r
+    n = r["games_per_range"]
+    return {**r, "label": f"{r['label']} ({n} game{'s' if n != 1 else ''} a range)"}
+
+
 def markdown(report: dict[str, Any]) -> str:
     game = gameset.game(report["game"])
-    rows = [r for r in report["scenarios"] if r["kind"] != "chapter"]
+    rows = [_labelled(report, r) for r in report["scenarios"] if r["kind"] != "chapter"]
     chapters = [r for r in report["scenarios"] if r["kind"] == "chapter"]
     per_range = report["games_per_range"] if rows else chapter_games(report["games_per_range"])
     lines = [f"### {game.title}", "",

@@ -3,6 +3,7 @@
     arbiter replay --rebuild                 drop every read model and rebuild it from the streams
     arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
     arbiter balance <game>|--all --out DIR|--docs   the balance report (docs/ with --docs)
+    arbiter balance <game> --docs --rows LABEL...  play only those rows, merged into the report
     arbiter ladder <game> [--bots A,B,..] --out FILE|--docs   every bot against the others, Elo
     arbiter stats <game>                     the statistics read model of a game
     arbiter workers projections|deadlines    run a projection consumer / the deadline scheduler
@@ -53,8 +54,9 @@ def add_parsers(sub: Any) -> None:
                          "by seat count and options, lengths, endings (docs/balance.md)")
     bal.add_argument("game", nargs="?", default="", help="a game, or none with --all")
     bal.add_argument("--all", action="store_true", help="every game")
-    bal.add_argument("--games", type=int, default=30,
-                     help="games per seed range of a row (three ranges a row)")
+    bal.add_argument("--games", type=int, default=None,
+                     help="games per seed range of a row (three ranges a row; default 30, "
+                     "with --rows the report's own)")
     bal.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
     bal.add_argument("--seed", default="balance")
     bal.add_argument("--local", action="store_true",
@@ -63,6 +65,10 @@ def add_parsers(sub: Any) -> None:
                      help="the folder to write balance.md and balance/ into")
     bal.add_argument("--docs", action="store_true",
                      help="write into the project's docs/ (docs/balance.md, docs/balance/)")
+    bal.add_argument("--rows", nargs="+", default=[], metavar="LABEL",
+                     help="play only these rows (their labels, e.g. '2 seats, hard') and merge "
+                     "them into the game's report already in the folder; the other rows are "
+                     "kept as they are and the figures are written anew from the reports")
 
     lad = sub.add_parser("ladder", help="every bot against the others (seats rotated, many "
                          "seeds): Elo ratings with intervals, head-to-head rates (docs/ladder.md)")
@@ -178,8 +184,20 @@ def balance(args: argparse.Namespace) -> int:
     from services.workers.celery_app import check_env
 
     broker = "" if args.local else check_env()
-    reports = [report.balance(n, args.games, max(1, args.workers), args.seed, broker)
-               for n in names]
+    if args.rows:
+        if args.all:
+            print("--rows names rows of one game, not --all", file=sys.stderr)
+            return 2
+        try:
+            reports = [report.merge_rows(args.game, args.rows, args.games, folder,
+                                         max(1, args.workers), args.seed, broker)]
+        except (OSError, ValueError) as e:
+            print(e, file=sys.stderr)
+            return 2
+    else:
+        games = 30 if args.games is None else args.games
+        reports = [report.balance(n, games, max(1, args.workers), args.seed, broker)
+                   for n in names]
     report.write(reports, folder)
     print(f"wrote {', '.join(names)} into {os.path.abspath(folder)}")
     return 0

@@ -227,7 +227,7 @@ def test_the_table_adds_a_search_level_where_a_claim_rests() -> None:
     assert balance.tiers(game, 5) == ["random", "greedy"]
     labels = [s.label for s in balance.scenarios("moody_bear") if s.kind == "seats"]
     assert labels == ["3 seats, random", "3 seats, keeper", "5 seats, random", "5 seats, keeper",
-                      "5 seats, easy"]
+                      "5 seats, easy", "5 seats, hard"]
 
 
 def test_equal_turns_rescore_only_the_games_that_ran_to_the_bag() -> None:
@@ -251,3 +251,76 @@ def test_a_bubblee_game_that_ran_to_the_bag_knows_its_scores_at_equal_turns() ->
             assert played["even_turn_winners"] and set(played["even_turn_winners"]) <= {0, 1}
             return
     pytest.fail("no game of six ran to the bag")
+
+
+def test_rows_plays_only_the_rows_named_and_keeps_the_others_byte_for_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--rows` merges the rows it names into the report already written: a row played anew
+    replaces its old self, a new row takes its place in the table, and every other row of the
+    JSON, every other game's JSON and the prose stay as they were."""
+    page = tmp_path / "balance.md"
+    page.write_text(f"# Balance\n\nProse.\n\n{balance.BEGIN}\nold\n{balance.END}\n")
+    monkeypatch.setattr(balance, "VARIANTS",
+                        {"bubblee": [("no powers", "no_powers: true", 0)]})
+    monkeypatch.setattr(balance, "SEARCHED_SEATS", {})
+    assert arbiter(["balance", "bubblee", "--games", "2", "--local",
+                    "--out", str(tmp_path)]) == 0
+    other = tmp_path / "balance" / "moody_bear.json"
+    other.write_text(json.dumps({"game": "moody_bear", "games_per_range": 1, "ranges": 3,
+                                 "seed": "balance", "seeds": ["balance/1"], "scenarios": []}))
+    before = json.loads((tmp_path / "balance" / "bubblee.json").read_text())
+    kept = {r["label"]: json.dumps(r, indent=1, sort_keys=True) for r in before["scenarios"]}
+    # The greedy row is played anew (from 2 games a range to 3); "2 seats, medium" is new.
+    monkeypatch.setattr(balance, "SEARCH_LEVELS", ("medium",))
+    monkeypatch.setattr(balance, "SEARCHED_SEATS", {"bubblee": (2,)})
+    monkeypatch.setattr(balance, "simulate", lambda game, s, games, *_: {
+        "label": s.label, "kind": s.kind, "games_per_range": games, "fingerprint": s.label,
+        "played": True})
+    monkeypatch.setattr(balance, "write", lambda reports, folder: written.extend(reports))
+    written: list[dict] = []
+    assert arbiter(["balance", "bubblee", "--local", "--out", str(tmp_path),
+                    "--rows", "2 seats, medium", "2 seats, greedy", "--games", "3"]) == 0
+    (merged,) = written
+    assert [r["label"] for r in merged["scenarios"]] == [
+        "2 seats, random", "2 seats, greedy", "2 seats, medium", "no powers, 2 seats, greedy"]
+    rows = {r["label"]: r for r in merged["scenarios"]}
+    assert rows["2 seats, greedy"]["played"] and rows["2 seats, medium"]["games_per_range"] == 3
+    for label in ("2 seats, random", "no powers, 2 seats, greedy"):
+        assert json.dumps(rows[label], indent=1, sort_keys=True) == kept[label]
+    assert {k: v for k, v in merged.items() if k != "scenarios"} == {
+        k: v for k, v in before.items() if k != "scenarios"}
+    # A row the game has not, or another seed than the report's, is refused, nothing played.
+    assert arbiter(["balance", "bubblee", "--local", "--out", str(tmp_path),
+                    "--rows", "9 seats, hard"]) == 2
+    assert arbiter(["balance", "bubblee", "--local", "--out", str(tmp_path), "--seed", "x",
+                    "--rows", "2 seats, greedy"]) == 2
+    assert len(written) == 1
+
+
+def test_rows_writes_the_merged_report_and_the_figures_from_every_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real write: the merged game's JSON keeps its other rows byte for byte, the other
+    games' JSON files are not rewritten, and a row at other games per range says so."""
+    page = tmp_path / "balance.md"
+    page.write_text(f"# Balance\n\n{balance.BEGIN}\n{balance.END}\n")
+    monkeypatch.setattr(balance, "VARIANTS", {})
+    monkeypatch.setattr(balance, "SEARCHED_SEATS", {})
+    for game in ("bubblee", "bubble_shadow"):
+        assert arbiter(["balance", game, "--games", "2", "--local",
+                        "--out", str(tmp_path)]) == 0
+    folder = tmp_path / "balance"
+    other = (folder / "bubble_shadow.json").read_bytes()
+    before = (folder / "bubblee.json").read_text()
+    assert arbiter(["balance", "bubblee", "--games", "1", "--local", "--out", str(tmp_path),
+                    "--rows", "2 seats, random"]) == 0
+    assert (folder / "bubble_shadow.json").read_bytes() == other
+    after = (folder / "bubblee.json").read_text()
+    old, new = json.loads(before), json.loads(after)
+    assert new["scenarios"][0]["games_per_range"] == 1
+    assert new["scenarios"][1:] == old["scenarios"][1:]
+    # Byte for byte: the old file with its first row swapped for the new one is the new file.
+    assert json.dumps(old, indent=1, sort_keys=True) == before
+    assert json.dumps({**old, "scenarios": [new["scenarios"][0], *old["scenarios"][1:]]},
+                      indent=1, sort_keys=True) == after
+    text = page.read_text()
+    assert "| 2 seats, random (1 game a range) |" in text and "### Bubble and Shadow" in text
