@@ -4,7 +4,7 @@
     .venv/bin/python -m loadtests.bots loop [--seconds 20]
     .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S] [--seats N]
     .venv/bin/python -m loadtests.bots eila [--chapters 0,5] [--modes normal,advanced]
-        [--first-seed 100] [--attempts 60] [--level hard] [--contrast greedy]
+        [--first-seed 100] [--attempts 60] [--level hard] [--contrast greedy|none]
 
 `cost`: positions of games played by each game's default bot; at each with a choice, the
 level's bot chooses, timed by time.thread_time (the searching thread's CPU): p50, p99 and
@@ -19,10 +19,11 @@ Writes loadtests/results/bots.json.
 
 `eila`: attempts at Eila's chapters, each played alone from an empty save box (seeds
 first-seed on), by the level (Eila's campaign planner) and by the contrast bot on the same
-seeds. Each attempt is kept in loadtests/results/eila.json under its mode, chapter, bot and
-seed, so runs over other seeds add to it (a seed played again replaces its attempt); the
-summary printed at the end counts every attempt kept: wins of attempts with their 95% Wilson
-interval, and the level's CPU a move (p50, p99, max, whole ms).
+seeds (`--contrast none`: the level's attempts only). Each attempt is kept in
+loadtests/results/eila.json under its mode, chapter, bot and seed, so runs over other seeds
+add to it (a seed played again replaces its attempt); the summary printed at the end counts
+every attempt kept: wins of attempts with their 95% Wilson interval, and the level's CPU a
+move (p50, p99, max, whole ms).
 """
 
 from __future__ import annotations
@@ -230,12 +231,13 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=0, help="eila: seeds a chapter "
                         "(0: play none, only print what is kept)")
     parser.add_argument("--level", default="hard", help="eila: the planner's level")
-    parser.add_argument("--contrast", default="greedy", help="eila: the bot on the same seeds")
+    parser.add_argument("--contrast", default="greedy", help="eila: the bot on the same seeds "
+                        "(none: the level alone)")
     args = parser.parse_args()
     if args.what == "eila":
         seeds = range(args.first_seed, args.first_seed + args.attempts)
         eila_attempts([int(c) for c in args.chapters.split(",")], args.modes.split(","),
-                      seeds, [args.level, args.contrast])
+                      seeds, [args.level] + ([] if args.contrast == "none" else [args.contrast]))
         eila_summary()
         return
     if args.what == "cost":

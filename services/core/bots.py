@@ -46,8 +46,10 @@ LEVELS: dict[str, Level] = {
     "medium": Level(Budget(0.060), 8),
     # 25 ms below 250: a GC pause or a last command. Shadow Council's sleuth costs 0.8 ms a
     # command (it rebuilds its belief each time): 3 commands buy about 100 playouts a move.
-    # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md).
-    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3),),
+    # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md). Its
+    # playouts look 24 commands ahead: at 5 players a turn takes 4.9 commands (every other
+    # seat answers each play's window), so 12 stopped before the table had gone round once.
+    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3), ("moody_bear", 24)),
                   cautions=(("moody_bear", 1.0),)),
 }
 MAX_MS = 250

@@ -75,7 +75,12 @@ def playout(game: Game[S], world: S, seat: int, bot: Bot, rng: Rng, depth: int |
             world = _applied(game, world, None, due[0][1], rng)
             continue
         actor = actors[0] if len(actors) == 1 else rng.choice(actors)
-        command = bot(game.view(world, actor), game.legal_actions(world, actor), rng)
+        legal = game.legal_actions(world, actor)
+        if len(legal) == 1:  # no choice (a window's pass without a card to answer): no view
+            world = _applied(game, world, actor, legal[0], rng)
+            played += 1
+            continue
+        command = bot(game.view(world, actor), legal, rng)
         world = _applied(game, world, actor, command, rng)
         played += 1
     return _value(result, seat)

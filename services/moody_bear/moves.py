@@ -93,6 +93,32 @@ def turn_actions(state: State, seat: int) -> list[pb.Command]:
 
 
 def may(state: State, seat: int) -> list[str]:
-    """The kinds of command a seat may send now (shown in its view)."""
-    kinds = [c.WhichOneof("kind") for c in legal_actions(state, seat)]
-    return list(dict.fromkeys(k for k in kinds if k))
+    """The kinds of command a seat may send now (shown in its view): those of
+    legal_actions, in its order, told from the state without building every command (every
+    view asks, and a search bot's playouts build thousands of views a move)."""
+    if seat not in to_act(state):
+        return []
+    hand = state.hands[seat]
+    if state.phase == TURN:
+        team = state.teams[seat]
+        kinds = []
+        if not state.acted and team != SOLO and any(c in (GEM_OF[team], DUO_JEWEL) for c in hand):
+            kinds.append("proclaim")
+        if not state.traded and hand:
+            kinds.append("offer")
+        if any(C.holds(hand, cards) for cards in C.COMBOS):
+            kinds.append("play")
+        kinds.append("end_turn" if state.acted else "pass_turn")
+        return kinds
+    if state.phase == TRADE:
+        return ["accept", "reject"] if hand else ["reject"]
+    if state.phase == WINDOW:
+        swallow = state.stack[-1].kind == SWALLOW_ENTRY
+        if swallow:
+            return ["decline", "mace"] if C.MACE in hand else ["decline"]
+        return ["decline", "cancel"] if C.CANCEL in hand else ["decline"]
+    if state.phase == ARRANGE:
+        return ["arrange"]
+    if state.phase == PASSING:
+        return ["choose_pass"] if hand else []
+    return []
