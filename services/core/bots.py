@@ -44,8 +44,8 @@ class Level:
 LEVELS: dict[str, Level] = {
     "easy": Level(Budget(0.015), 4),
     "medium": Level(Budget(0.060), 8),
-    # 25 ms below 250: a GC pause or a last command. Shadow Council's sleuth costs 0.8 ms a
-    # command (it rebuilds its belief each time): 3 commands buy about 100 playouts a move.
+    # 25 ms below 250: a GC pause or a last command. A Shadow Council playout command cost
+    # 0.65 ms when its depth was chosen (0.36 ms since): 3 commands keep the playouts many.
     # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md). Its
     # playouts look 24 commands ahead: at 5 players a turn takes 4.9 commands (every other
     # seat answers each play's window), so 12 stopped before the table had gone round once.
