@@ -56,6 +56,8 @@ CLIENTS = int(os.environ.get("BENCH_MOVES_CLIENTS", "32"))
 SECONDS = float(os.environ.get("BENCH_MOVES_SECONDS", "3"))
 ROUNDS = int(os.environ.get("BENCH_MOVES_ROUNDS", "3"))
 WARM_UP_SECONDS = float(os.environ.get("BENCH_MOVES_WARM_UP", "1"))
+# Calls one at a time: the rate of the calls of `make loadtest`'s mix at 40 requests/s.
+ALONE_RATE = float(os.environ.get("BENCH_MOVES_ALONE_RATE", "100"))
 STRACE_SECONDS = 2.0
 STRACE = os.environ.get("BENCH_MOVES_STRACE", "1") != "0"  # 0: no strace window (A/B runs)
 PILE = 2_000_000_000  # no game ends within a run
@@ -278,11 +280,34 @@ async def bench_stack_play(redis_url: str, rounds: int) -> list[dict[str, Any]]:
             for c in clients:
                 await c.new_game()
                 await c.open_streams()
-            return [{"stack_play": await measure("play", clients, server_pid, redis_pid)}
+            noop = f"/{stack_server.SERVICE}/{stack_server.NOOP_METHOD}"
+            return [{"stack_play": await measure("play", clients, server_pid, redis_pid),
+                     "stack_noop_alone": await alone(address, noop, server_pid)}
                     for _ in range(rounds)]
         finally:
             for c in clients:
                 await c.close()
+
+
+async def alone(address: str, method: str, server_pid: int) -> dict[str, Any]:
+    """Server CPU per call of `method` (empty request and answer) when the calls come one at a
+    time, ALONE_RATE a second, open loop: each wakes the server on its own, as the calls of a
+    realistic mix do, where a crowd of clients shares every wakeup."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.unary_unary(method)
+        for _ in range(20):
+            await call(b"")
+        n = max(1, int(ALONE_RATE * SECONDS))
+        cpu0, t0 = cpu_seconds(server_pid), time.perf_counter()
+        pending = []
+        for i in range(n):
+            delay = t0 + i / ALONE_RATE - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            pending.append(asyncio.ensure_future(call(b"")))
+        await asyncio.gather(*pending)
+        return {"calls_per_s": round(n / (time.perf_counter() - t0), 1),
+                "server_cpu_ms_per_move": round((cpu_seconds(server_pid) - cpu0) * 1000 / n, 4)}
 
 
 async def run_loops(clients: list[Client], step: Callable[[Client], Awaitable[None]],
@@ -416,7 +441,9 @@ async def bench_server(redis_url: str, extra_env: dict[str, str], rounds: int
             results = []
             for _ in range(rounds):
                 figures = {"ping": await measure("ping", clients, server_pid, redis_pid),
-                           "act": await measure("act", clients, server_pid, redis_pid)}
+                           "act": await measure("act", clients, server_pid, redis_pid),
+                           "ping_alone": await alone(address, "/arbiter.v1.Arbiter/Ping",
+                                                     server_pid)}
                 for c in clients:
                     await c.open_streams()
                 figures["play"] = await measure("play", clients, server_pid, redis_pid)
@@ -537,6 +564,14 @@ def table(out: dict[str, Any]) -> str:
             lines.append(f"| {name}, {store} | {f['server_cpu_ms_per_move']:.3f} ms"
                          f"{redis}, {f['server_cpu_ms_vs_ping']}x Ping, "
                          f"{f.get('server_cpu_ms_vs_stack_play')}x floor | {calls} |")
+    lines += ["", f"| calls one at a time ({ALONE_RATE:.0f}/s) | server CPU per call | |",
+              "|---|---|---|"]
+    for store in ("embedded", "redis"):
+        for kind, name in (("ping_alone", "Ping"), ("stack_noop_alone", "bare grpc.aio no-op")):
+            f = out.get(store, {}).get(kind)
+            if f:
+                lines.append(f"| {name}, {store} | {f['server_cpu_ms_per_move']:.3f} ms, "
+                             f"{f['server_cpu_ms_vs_ping']}x Ping in a crowd | |")
     return "\n".join(lines)
 
 

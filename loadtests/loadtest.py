@@ -298,6 +298,7 @@ class Step:
     idle_cpu_per_s: dict[str, float] = field(default_factory=dict)
     cache: dict[str, float] = field(default_factory=dict)
     looks: int = 0  # GetViews of humans waiting for their turn, beside the requests
+    calls: int = 0  # unary calls made to the servers (lists, views, resends included)
 
     def above_idle(self, name: str) -> float:
         return max(0.0, self.cpu[name] - self.idle_cpu_per_s.get(name, 0.0) * self.seconds)
@@ -319,6 +320,7 @@ class Step:
             "statuses": dict(self.codes), "expected_rejections": dict(self.expected),
             "unexpected_errors": unexpected, "late_arrivals": self.late,
             "getviews_while_waiting": self.looks,
+            "calls_per_request": round(self.calls / max(1, self.done), 3),
             # Every call the servers handled (lists, views, resends) is in this CPU; "above
             # idle" leaves out what a component burns when idle, which does not grow with load.
             **{f"{name}_cpu_ms_per_request": round(1000 * cpu / max(1, self.done), 3)
@@ -350,13 +352,21 @@ class Load:
         self.calls: dict[tuple[str, str], Any] = {}
         self.game_names = list(SEATS)
         self.looks = 0
+        self.unary_calls = 0
+
+    def counted(self, call: Any) -> Any:
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.unary_calls += 1
+            return call(*args, **kwargs)
+        return counting
 
     def rpc(self, service: str, method: str, req: Any, resp: Any, stream: bool = False) -> Any:
         key = (service, method)
         if key not in self.calls:
             make = self.channel.unary_stream if stream else self.channel.unary_unary
-            self.calls[key] = make(f"/{service}/{method}", request_serializer=req.SerializeToString,
-                                   response_deserializer=resp.FromString)
+            call = make(f"/{service}/{method}", request_serializer=req.SerializeToString,
+                        response_deserializer=resp.FromString)
+            self.calls[key] = call if stream else self.counted(call)
         return self.calls[key]
 
     def game_rpc(self, game: Game, method: str, req: Any, resp: Any, stream: bool = False
@@ -486,7 +496,7 @@ class Load:
 
     async def run_step(self, rate: float, seconds: float, top: Topology) -> Step:
         step = Step(rate, seconds, idle_cpu_per_s=top.idle_cpu_per_s)
-        cpu0, looks0, cache0 = top.cpu(), self.looks, top.cache()
+        cpu0, looks0, cache0, calls0 = top.cpu(), self.looks, top.cache(), self.unary_calls
         tasks: set[asyncio.Task[None]] = set()
         start = time.perf_counter()
         stop = time.monotonic() + seconds
@@ -516,7 +526,27 @@ class Load:
         step.cpu = {k: v - cpu0[k] for k, v in top.cpu().items()}
         step.cache = {k: v - cache0[k] for k, v in top.cache().items()}
         step.looks = self.looks - looks0
+        step.calls = self.unary_calls - calls0
         return step
+
+    async def floor_step(self, calls_per_s: float, seconds: float, top: Topology
+                         ) -> dict[str, float]:
+        """The floor of a step's calls: Pings (the least call the servers answer) at the same
+        rate of calls, open loop, for as long: what the servers spend per call when calls
+        come one by one at this rate and do nothing."""
+        ping = self.rpc("arbiter.v1.Arbiter", "Ping", apb.PingRequest, apb.PingResponse)
+        cpu0, n, tasks = top.cpu(), int(calls_per_s * seconds), []
+        start = time.perf_counter()
+        for i in range(n):
+            delay = start + i / calls_per_s - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.ensure_future(ping(apb.PingRequest(), timeout=30)))
+        await asyncio.gather(*tasks)
+        spent = max(seconds, time.perf_counter() - start)
+        server = top.cpu()["server"] - cpu0["server"] - top.idle_cpu_per_s.get("server", 0) * spent
+        return {"pings_per_s": round(calls_per_s, 1),
+                "server_cpu_ms_per_ping_above_idle": round(1000 * max(0.0, server) / max(1, n), 3)}
 
     async def audit(self) -> dict[str, Any]:
         """Every game's log: versions contiguous, each acknowledged command once, verified."""
@@ -588,6 +618,16 @@ async def run_config(store: str, redis: RedisServers, broker_url: str, replicas:
             same = await load.run_step(args.compare_rate, args.step_seconds * 2, top)
             print(f"  {name} at {args.compare_rate:.0f}/s: "
                   f"{json.dumps(same.summary())}", flush=True)
+            await asyncio.sleep(2)  # the AI turns handed out drain first
+            floor = await load.floor_step(same.calls / same.seconds, same.seconds, top)
+            summary = same.summary()
+            per_call = 1000 * same.above_idle("server") / max(1, same.calls)
+            floor["server_cpu_ms_per_call_above_idle"] = round(per_call, 3)
+            floor["server_floor_ms_per_request"] = round(
+                floor["server_cpu_ms_per_ping_above_idle"] * summary["calls_per_request"], 3)
+            floor["server_vs_floor"] = round(
+                per_call / max(1e-9, floor["server_cpu_ms_per_ping_above_idle"]), 2)
+            print(f"  {name} its calls as Pings: {json.dumps(floor)}", flush=True)
             steps: list[Step] = []
             rate, good_rate, bad_rate, retrying = args.start_rate, 0.0, 0.0, False
             while rate <= args.max_rate:
@@ -624,7 +664,7 @@ async def run_config(store: str, redis: RedisServers, broker_url: str, replicas:
             return {"store": store, "replicas": replicas, "routing": routing,
                     "knee_per_s": round(knee, 1),
                     "idle_cpu_per_s": {k: round(v, 4) for k, v in top.idle_cpu_per_s.items()},
-                    "at_same_rate": same.summary(),
+                    "at_same_rate": same.summary(), "floor_at_same_rate": floor,
                     "steps": [s.summary() for s in steps], **at, "audit": audit,
                     "watch_statuses": dict(load.watch_codes),
                     }

@@ -25,6 +25,7 @@ import redis.asyncio as aioredis
 from services.core.redis_store import APPEND
 
 SERVICE, METHOD, STREAM_METHOD = "arbiter.bench.Stack", "Append", "AppendStream"
+NOOP_METHOD = "Noop"  # answers at once, store or not: the least call the stack answers
 PLAY_METHOD = "Play"  # first message "<game> <seat>", then one message per command
 PAYLOAD = [b"x" * 60] * 4  # a typical Act batch: four small entries
 
@@ -48,6 +49,9 @@ async def serve(port: int, redis_url: str) -> None:
         async for client in requests:
             yield await handle(b"s" + client, context)
 
+    async def noop(_: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        return b""
+
     seats: dict[bytes, dict[bytes, asyncio.Queue[bytes | None]]] = {}
 
     async def play(_: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
@@ -70,6 +74,7 @@ async def serve(port: int, redis_url: str) -> None:
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         SERVICE, {METHOD: grpc.unary_unary_rpc_method_handler(handle),
+                  NOOP_METHOD: grpc.unary_unary_rpc_method_handler(noop),
                   STREAM_METHOD: grpc.stream_stream_rpc_method_handler(handle_stream),
                   PLAY_METHOD: grpc.stream_stream_rpc_method_handler(play)}),))
     server.add_insecure_port(f"127.0.0.1:{port}")
