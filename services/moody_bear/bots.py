@@ -1,6 +1,10 @@
 """Bots for Moody Bear Kingdom. They see their seat's view and legal commands only.
 
 - "random": any legal command.
+- "passive": never plays a card, trades or proclaims: it declines, refuses and passes, and
+  makes the choices the rules force on it (a card to pass, an order to arrange) at random.
+  The Solo who does nothing but wait for the Dark Swallow, against which the teams' play
+  is measured (docs/balance.md).
 - "keeper": keeps its team's gems, cancels what hurts it, answers the Dark Swallow with a
   Mace (or, as Solo, cancels the Mace), hunts its gems with combos and trades, gathers its
   team's gems in one hand, and proclaims when its own hand is enough, or with a teammate
@@ -38,6 +42,18 @@ STALL_AT = 8
 
 def random_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
     return rng.choice(legal)
+
+
+# The passive bot's choice among the commands of a turn or a window, first found first.
+DOING_NOTHING = ("decline", "reject", "close_window", "pass_turn", "end_turn")
+
+
+def passive_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
+    for kind in DOING_NOTHING:
+        found = next((c for c in legal if c.WhichOneof("kind") == kind), None)
+        if found is not None:
+            return found
+    return rng.choice(legal)  # a choice the rules force: which card to pass, how to arrange
 
 
 def keeper_bot(view: pb.View, legal: list[pb.Command], rng: Rng) -> pb.Command:
@@ -318,7 +334,7 @@ class Keeper:
         return None
 
 
-BOTS = {"random": random_bot, "keeper": keeper_bot}
+BOTS = {"random": random_bot, "keeper": keeper_bot, "passive": passive_bot}
 
 
 # ---- the search bots' estimate ------------------------------------------------------------

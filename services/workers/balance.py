@@ -52,7 +52,8 @@ class Scenario:
     label: str
     bots: tuple[str, ...]
     options: str = ""
-    kind: str = "seats"  # seats | variant | chapter
+    kind: str = "seats"  # seats | variant | side | chapter
+    side_bots: tuple[tuple[str, str], ...] = ()  # (side, bot): that side's seats play it
 
 
 def tiers(game: Game, seats: int) -> list[str]:
@@ -85,6 +86,9 @@ def scenarios(game_name: str) -> list[Scenario]:
         bots = (best,) * seats if seats else typical
         out.append(Scenario(f"{label}, {len(bots)} seats, {best}", bots, options,
                             kind="variant"))
+    for side, bot, seats, teams in SIDE_ROWS.get(game_name, []):
+        out.append(Scenario(f"{seats} seats, {side} {bot}, the others {teams}", (teams,) * seats,
+                            kind="side", side_bots=((side, bot),)))
     if game_name == "eila":
         for chapter in range(6):
             for mode in ("standard", "advanced"):
@@ -117,6 +121,15 @@ VARIANTS: dict[str, list[tuple[str, str, int]]] = {
 }
 
 
+# A side played by one bot against the others played by another, whatever seats the deal
+# gives it: (side, its bot, seats, the others' bot). Moody Bear's Solo who never acts, against
+# keepers (the audit's row) and against `hard` teams: does waiting for the Dark Swallow win
+# against teams that play well?
+SIDE_ROWS: dict[str, list[tuple[str, str, int, str]]] = {
+    "moody_bear": [("solo", "passive", 5, "keeper"), ("solo", "passive", 5, "hard")],
+}
+
+
 def simulate(game_name: str, s: Scenario, games: int, workers: int, seed: str,
              broker_url: str) -> dict[str, Any]:
     """A row: the scenario played over RANGES seed ranges of `games` games each."""
@@ -125,7 +138,8 @@ def simulate(game_name: str, s: Scenario, games: int, workers: int, seed: str,
     ranges, seconds = [], 0.0
     for k in range(1, RANGES + 1):
         plan = Plan(game_name, games, list(s.bots), seed=f"{seed}/{k}",
-                    options=options.SerializeToString() if options else b"", workers=workers)
+                    options=options.SerializeToString() if options else b"", workers=workers,
+                    side_bots=dict(s.side_bots))
         print(f"{game_name}: {s.label}, seeds {plan.seed}", file=sys.stderr)
         results, took = play(plan, progress_bar(sys.stderr), broker_url)
         ranges.append(results)
@@ -158,6 +172,7 @@ def figures(s: Scenario, report: dict[str, Any], results: list[dict[str, Any]]
     n = report["games"]
     row = {
         "label": s.label, "kind": s.kind, "bots": list(s.bots), "options": s.options,
+        **({"side_bots": dict(s.side_bots)} if s.side_bots else {}),
         "games": n, "first_mover": report["first_mover"],
         "sole_wins": sum(b["wins"] for b in report["bots"]),
         "shared": report["shared"], "no_winner": report["draws"],

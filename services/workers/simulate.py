@@ -17,9 +17,9 @@ import multiprocessing
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from services.core.bots import bot_names, choose_command, known
@@ -91,8 +91,13 @@ def game_seed(seed: str, index: int) -> bytes:
 
 
 def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: Any = None,
-             rotate: bool = True, max_commands: int = MAX_COMMANDS) -> dict[str, Any]:
-    """One game from setup to the end; the result as plain, JSON-ready values."""
+             rotate: bool = True, max_commands: int = MAX_COMMANDS,
+             side_bots: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One game from setup to the end; the result as plain, JSON-ready values.
+
+    `side_bots` (side -> bot) plays every seat dealt that side (SIDES: a Moody Bear team, a
+    Shadow Council faction) with that bot instead of its own: the Solo as a passive bot
+    against searching teams, say, whichever seat the deal makes the Solo."""
     n = len(bots)
     shift = index % n if rotate else 0
     entry_at = [(s + shift) % n for s in range(n)]  # seat -> bot entry
@@ -102,6 +107,10 @@ def play_one(game: Game, bots: Sequence[str], seed: str, index: int, options: An
     t0 = time.perf_counter()
     events = game.setup(options, seats, Rng(secret, 0))
     state = game.replay(events)
+    if side_bots:
+        dealt = SIDES[game.name](state)
+        seats = [replace(seat, bot=side_bots.get(dealt[s], seat.bot))
+                 for s, seat in enumerate(seats)]
     version = 1 + len(events)  # as stored: GameStarted, then the setup events
     commands = 0
     kinds: Counter[str] = Counter()
@@ -174,11 +183,12 @@ def end_kind(reason: str) -> str:
 
 
 def play_chunk(game_name: str, bots: Sequence[str], seed: str, indexes: Sequence[int],
-               options: bytes = b"", rotate: bool = True) -> list[dict[str, Any]]:
+               options: bytes = b"", rotate: bool = True,
+               side_bots: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """A slice of a simulation (what a process or a Celery `sim` task runs)."""
     game = gameset.game(game_name)
     opts = game.pb.Options.FromString(options)
-    return [play_one(game, bots, seed, i, opts, rotate) for i in indexes]
+    return [play_one(game, bots, seed, i, opts, rotate, side_bots=side_bots) for i in indexes]
 
 
 @dataclass
@@ -191,6 +201,7 @@ class Plan:
     rotate: bool = True
     workers: int = 1
     chunk: int = 0  # games per task; 0: chosen from the number of games and workers
+    side_bots: dict[str, str] = field(default_factory=dict)  # see play_one
 
     def chunks(self) -> list[list[int]]:
         size = self.chunk or max(1, min(200, math.ceil(self.games / (4 * max(1, self.workers)))))
@@ -209,7 +220,9 @@ def check(plan: Plan) -> Game:
         game.check_seat_count(len(plan.bots))
     except RuleError as e:
         raise BadPlan(f"give one bot a seat: {e.message}") from e
-    unknown = [b for b in plan.bots if not b or not known(game, b)]
+    if plan.side_bots and game.name not in SIDES:
+        raise BadPlan(f"{game.title} has no sides for side bots")
+    unknown = [b for b in [*plan.bots, *plan.side_bots.values()] if not b or not known(game, b)]
     if unknown:
         raise BadPlan(f"no bot named {', '.join(unknown)}; choose from "
                       f"{', '.join(bot_names(game))}")
@@ -255,13 +268,13 @@ def play(plan: Plan, progress: Progress | None = None, broker_url: str = ""
         # a Celery client's), whose after-fork clean-up can wait forever on a socket.
         with ProcessPoolExecutor(plan.workers, mp_context=multiprocessing.get_context("spawn")
                                  ) as pool:
-            futures = [pool.submit(play_chunk, *args, c, plan.options, plan.rotate)
-                       for c in chunks]
+            futures = [pool.submit(play_chunk, *args, c, plan.options, plan.rotate,
+                                   plan.side_bots) for c in chunks]
             for f in futures:
                 done(f.result())
     else:
         for c in chunks:
-            done(play_chunk(*args, c, plan.options, plan.rotate))
+            done(play_chunk(*args, c, plan.options, plan.rotate, plan.side_bots))
     return sorted(results, key=lambda r: r["index"]), time.perf_counter() - t0
 
 

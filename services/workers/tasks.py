@@ -161,8 +161,9 @@ def ai_turn(self: Any, game_id: str, version: int, seat: int) -> int:
 
 @app.task(name="arbiter.simulate_chunk", acks_late=True)
 def simulate_chunk(game: str, bots: list[str], seed: str, indexes: list[int],
-                   options_hex: str = "", rotate: bool = True) -> list[dict[str, Any]]:
-    return play_chunk(game, bots, seed, indexes, bytes.fromhex(options_hex), rotate)
+                   options_hex: str = "", rotate: bool = True,
+                   side_bots: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    return play_chunk(game, bots, seed, indexes, bytes.fromhex(options_hex), rotate, side_bots)
 
 
 # ---- the sending side -----------------------------------------------------------------------
@@ -214,7 +215,7 @@ def run_on_celery(broker_url: str, plan: Plan, chunks: list[list[int]],
     sender = simulation_sender(broker_url)
     pending = [sender.send_task("arbiter.simulate_chunk",
                                 args=[plan.game, plan.bots, plan.seed, c, plan.options.hex(),
-                                      plan.rotate], queue="sim")
+                                      plan.rotate, plan.side_bots], queue="sim")
                for c in chunks]
     deadline = time.monotonic() + timeout
     while pending:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from typing import Any
 
 import grpc
 import pytest
@@ -14,6 +15,7 @@ from arbiter.v1 import arbiter_pb2_grpc as apb_grpc
 from services.core.server import Config
 from services.core.store import MemoryStore
 from services.process import build
+from services.workers import gameset
 from services.workers.simulate import Plan, play_one, run, wilson
 from tests.workers.conftest import TOY
 
@@ -84,6 +86,53 @@ def test_bad_plans_are_refused_with_a_reason() -> None:
         run(Plan("toy", 10, ["perfect", "genius"]))
     with pytest.raises(ValueError, match="seats"):
         run(Plan("toy", 10, ["perfect"]))
+    with pytest.raises(ValueError, match="no bot named genius"):
+        run(Plan("moody_bear", 2, ["keeper"] * 5, side_bots={"solo": "genius"}))
+    with pytest.raises(ValueError, match="no sides"):
+        run(Plan("toy", 2, ["perfect", "random"], side_bots={"solo": "random"}))
+
+
+def test_side_bots_play_every_seat_the_deal_puts_on_their_side(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Solo plays the passive bot wherever the deal seats it; every other seat its own."""
+    from services.workers import simulate
+
+    game = gameset.game("moody_bear")
+    asked: list[tuple[int, str, str]] = []
+    solo_kinds: set[str] = set()
+    choose = simulate.choose_command
+
+    def recording(game: Any, state: Any, seat: int, bot: str, rng: Any) -> Any:
+        side = simulate.SIDES["moody_bear"](state)[seat]
+        asked.append((seat, bot, side))
+        command = choose(game, state, seat, bot, rng)
+        if side == "solo":
+            solo_kinds.add(command.WhichOneof("kind"))
+        return command
+
+    monkeypatch.setattr(simulate, "choose_command", recording)
+    solo_seats = set()
+    for index in range(6):
+        play_one(game, ["keeper"] * 5, "sides", index, side_bots={"solo": "passive"})
+        solo_seats |= {seat for seat, _, side in asked if side == "solo"}
+    assert len(solo_seats) > 1  # the deal moves the Solo: the override follows it
+    assert {(bot, side == "solo") for _, bot, side in asked} == {("passive", True),
+                                                                ("keeper", False)}
+    # A passive Solo never plays a card, trades or proclaims: it passes, declines, refuses,
+    # and makes the choices the rules force on it.
+    assert "pass_turn" in solo_kinds
+    assert solo_kinds <= {"pass_turn", "decline", "reject", "close_window", "end_turn",
+                          "choose_pass", "arrange"}
+
+
+def test_a_side_bot_that_is_the_seats_own_changes_no_game() -> None:
+    game = gameset.game("moody_bear")
+    for index in range(3):
+        plain = play_one(game, ["keeper"] * 5, "same", index)
+        same = play_one(game, ["keeper"] * 5, "same", index, side_bots={"solo": "keeper"})
+        other = play_one(game, ["keeper"] * 5, "same", index, side_bots={"solo": "passive"})
+        assert plain["digest"] == same["digest"]
+        assert other["digest"] != plain["digest"]
 
 
 def test_bubblee_reports_its_cascade_depth_histogram() -> None:
