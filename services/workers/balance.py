@@ -38,7 +38,7 @@ from google.protobuf import text_format
 
 from services.core.decider import Game
 from services.workers import gameset
-from services.workers.simulate import Plan, play, progress_bar, summarise, wilson
+from services.workers.simulate import Plan, play, progress_bar, side_wins, summarise, wilson
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
 BEGIN, END = "<!-- figures: written by `make balance` -->", "<!-- /figures -->"
@@ -202,30 +202,6 @@ def figures(s: Scenario, report: dict[str, Any], results: list[dict[str, Any]]
                            "ci95": [round(lo, 4), round(hi, 4)],
                            "stopped_by_cap": a["stopped_by_cap"]}
     return row
-
-
-def side_wins(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Which side won each finished game, where seats win by side: each side's share of the
-    games a side won, against the even share (one over the sides dealt)."""
-    finished = [r for r in results if r["finished"] and len(set(r.get("sides", []))) > 1]
-    if not finished:
-        return {}
-    dealt: Counter[str] = Counter()
-    won: Counter[str] = Counter()
-    for r in finished:
-        dealt.update(set(r["sides"]))
-        winning = {r["sides"][w] for w in r["winner_seats"]}
-        if len(winning) == 1:
-            won[winning.pop()] += 1
-    decided = sum(won.values())
-    out: dict[str, Any] = {"decided_games": decided, "games": len(finished)}
-    for side in sorted(dealt):
-        lo, hi = wilson(won[side], decided)
-        out[side] = {"won": won[side], "dealt": dealt[side],
-                     "win_rate": round(won[side] / decided, 4) if decided else 0.0,
-                     "ci95": [round(lo, 4), round(hi, 4)],
-                     "even_share": round(dealt[side] / len(finished) / len(dealt), 4)}
-    return out
 
 
 def zone_bonus_counterfactual(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The workers' `arbiter` subcommands.
 
     arbiter replay --rebuild                 drop every read model and rebuild it from the streams
-    arbiter simulate <game> --games N --bots A,B [--workers K] [--seed S] [--json]
+    arbiter simulate <game> --games N --bots A,B [--side SIDE=BOT] [--workers K] [--seed S]
+                     [--json]
     arbiter balance <game>|--all --out DIR|--docs   the balance report (docs/ with --docs)
     arbiter balance <game> --docs --rows LABEL...  play only those rows, merged into the report
     arbiter ladder <game> [--bots A,B,..] --out FILE|--docs   every bot against the others, Elo
@@ -46,6 +47,9 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--seed", default="0", help="the same seed gives the same report")
     sim.add_argument("--options", default="", help="the game's Options, in text format")
     sim.add_argument("--fixed-seats", action="store_true", help="do not rotate the seats")
+    sim.add_argument("--side", action="append", default=[], metavar="SIDE=BOT",
+                     help="play every seat the deal puts on SIDE with BOT (Moody Bear's "
+                     "red, blue, solo; Shadow Council's order, chaos): solo=passive")
     sim.add_argument("--local", action="store_true",
                      help="play here even when ARBITER_BROKER_URL is set")
     sim.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -145,9 +149,13 @@ def simulate(args: argparse.Namespace) -> int:
         print(f"unknown game {args.game!r}", file=sys.stderr)
         return 2
     options = text_format.Parse(args.options, game.pb.Options()) if args.options else None
+    sides = dict(side.partition("=")[::2] for side in args.side)
+    if any(not side or not bot for side, bot in sides.items()):
+        print("give each --side as SIDE=BOT, e.g. --side solo=passive", file=sys.stderr)
+        return 2
     plan = Plan(args.game, args.games, [b.strip() for b in args.bots.split(",") if b.strip()],
                 seed=args.seed, options=options.SerializeToString() if options else b"",
-                rotate=not args.fixed_seats, workers=max(1, args.workers))
+                rotate=not args.fixed_seats, workers=max(1, args.workers), side_bots=sides)
     if args.local:
         broker = ""
     else:

@@ -339,11 +339,40 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "events": dict(sorted(events.items())),
         "observed": {k: by_value(v) for k, v in sorted(observed.items())},
     }
+    sides = side_wins(results)  # where seats win together: each side's share
+    if sides:
+        report["sides"] = sides
+    if plan.side_bots:
+        report["side_bots"] = dict(plan.side_bots)
     if game.name == "eila":  # win rates per chapter attempt, not per campaign
         from services.eila.tools.simulate import per_attempt
 
         per_attempt(report, results)
     return report
+
+
+def side_wins(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which side won each finished game, where seats win by side: each side's share of the
+    games a side won, against the even share (one over the sides dealt)."""
+    finished = [r for r in results if r["finished"] and len(set(r.get("sides", []))) > 1]
+    if not finished:
+        return {}
+    dealt: Counter[str] = Counter()
+    won: Counter[str] = Counter()
+    for r in finished:
+        dealt.update(set(r["sides"]))
+        winning = {r["sides"][w] for w in r["winner_seats"]}
+        if len(winning) == 1:
+            won[winning.pop()] += 1
+    decided = sum(won.values())
+    out: dict[str, Any] = {"decided_games": decided, "games": len(finished)}
+    for side in sorted(dealt):
+        lo, hi = wilson(won[side], decided)
+        out[side] = {"won": won[side], "dealt": dealt[side],
+                     "win_rate": round(won[side] / decided, 4) if decided else 0.0,
+                     "ci95": [round(lo, 4), round(hi, 4)],
+                     "even_share": round(dealt[side] / len(finished) / len(dealt), 4)}
+    return out
 
 
 def render(report: dict[str, Any]) -> str:
@@ -365,6 +394,13 @@ def render(report: dict[str, Any]) -> str:
                      f"[{100 * lo:.1f}%, {100 * hi:.1f}%] (even: {100 * fm['even_share']:.1f}%)")
     for end, count in report["ends"].items():
         lines.append(f"  ended: {end}: {count}")
+    sides = report.get("sides", {})
+    for side, f in sides.items():
+        if isinstance(f, dict):
+            lo, hi = f["ci95"]
+            lines.append(f"  side {side}: won {f['won']} of the {sides['decided_games']} games "
+                         f"one side won, {100 * f['win_rate']:.1f}% [{100 * lo:.1f}%, "
+                         f"{100 * hi:.1f}%] (even: {100 * f['even_share']:.1f}%)")
     if "attempts" in report:  # Eila
         from services.eila.tools.simulate import render_attempts
 

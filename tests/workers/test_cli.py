@@ -43,6 +43,31 @@ def test_simulate_json_is_the_same_for_the_same_seed(capsys: pytest.CaptureFixtu
     assert reports[0] == reports[1] and reports[0]["games"] == 40
 
 
+def test_simulate_plays_a_side_with_a_bot_of_its_own(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """--side solo=passive: the Solo (whichever seat the deal makes it) never acts; the report
+    gives each side's share of the games one side won."""
+    args = ["simulate", "moody_bear", "--games", "12", "--bots", "keeper,keeper,keeper,keeper,"
+            "keeper", "--seed", "3", "--json", "--local"]
+    assert main(args + ["--side", "solo=passive"]) == 0
+    passive = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    keepers = json.loads(capsys.readouterr().out)
+    assert passive["side_bots"] == {"solo": "passive"} and "side_bots" not in keepers
+    for report in (passive, keepers):
+        sides = report["sides"]
+        assert set(sides) == {"red", "blue", "solo", "decided_games", "games"}
+        assert sum(sides[s]["won"] for s in ("red", "blue", "solo")) == sides["decided_games"]
+    assert passive["events"] != keepers["events"]  # the Solo played otherwise
+    assert main([a for a in args if a != "--json"] + ["--side", "solo=passive"]) == 0
+    assert "side solo: won" in capsys.readouterr().out
+    assert main(args + ["--side", "solo"]) == 2
+    assert "SIDE=BOT" in capsys.readouterr().err
+    assert main(["simulate", "toy", "--games", "2", "--bots", "perfect,random", "--local",
+                 "--side", "solo=passive"]) == 2
+    assert "no sides" in capsys.readouterr().err
+
+
 def test_simulate_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "toy", "--games", "5", "--bots", "perfect,oracle",
                  "--local"]) == 2
