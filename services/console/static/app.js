@@ -294,7 +294,10 @@ async function gamePage(game, gameId) {
       const view = await call(service(game), "GetView", { gameId, seat }, a);
       if (view.openSeats === undefined && (summary.openSeats || []).length) summary = await summaryOf(game, gameId);
       let reply = {};
-      if (a.token || a.admin) reply = await call(service(game), "ListLegalActions", { gameId, seat }, a);
+      // Only seats to act have legal commands: the others need no second call per update.
+      const shown = view.seat !== undefined ? view.seat : seat;
+      const toAct = (view.toAct || []).map(Number).includes(Number(shown));
+      if ((a.token || a.admin) && toAct) reply = await call(service(game), "ListLegalActions", { gameId, seat }, a);
       if (!alive || replaying) return;
       latest = Number(view.version || 0);
       $("#slider").max = latest;
