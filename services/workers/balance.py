@@ -38,7 +38,7 @@ from google.protobuf import text_format
 
 from services.core.decider import Game
 from services.workers import gameset
-from services.workers.simulate import Plan, play, progress_bar, side_wins, summarise, wilson
+from services.workers.simulate import Plan, play, progress_bar, summarise, wilson
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
 BEGIN, END = "<!-- figures: written by `make balance` -->", "<!-- /figures -->"
@@ -180,9 +180,8 @@ def figures(s: Scenario, report: dict[str, Any], results: list[dict[str, Any]]
         "win_rate": round(sum(b["wins"] for b in report["bots"]) / n, 4) if n else 0.0,
         "length": report["length"], "ends": report["ends"],
     }
-    sides = side_wins(results)
-    if sides:
-        row["sides"] = sides
+    if "sides" in report:
+        row["sides"] = report["sides"]
     tally = zone_bonus_counterfactual(results)
     if tally:
         row["tally"] = tally

@@ -73,6 +73,8 @@ SIDES: dict[str, Callable[[Any], list[str]]] = {
     "moody_bear": _moody_bear_sides,
     "shadow_council": lambda state: [state.faction(s).lower() for s in range(state.seats)],
 }
+# The sides a seat may be dealt, for side bots to name.
+SIDE_NAMES = {"moody_bear": ("red", "blue", "solo"), "shadow_council": ("order", "chaos")}
 
 
 def wilson(wins: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -222,6 +224,10 @@ def check(plan: Plan) -> Game:
         raise BadPlan(f"give one bot a seat: {e.message}") from e
     if plan.side_bots and game.name not in SIDES:
         raise BadPlan(f"{game.title} has no sides for side bots")
+    strange = sorted(set(plan.side_bots) - set(SIDE_NAMES.get(game.name, ())))
+    if strange:  # a side no seat is ever dealt would leave the plan silently unchanged
+        raise BadPlan(f"{game.title} has no side {', '.join(strange)}; its sides are "
+                      f"{', '.join(SIDE_NAMES[game.name])}")
     unknown = [b for b in [*plan.bots, *plan.side_bots.values()] if not b or not known(game, b)]
     if unknown:
         raise BadPlan(f"no bot named {', '.join(unknown)}; choose from "

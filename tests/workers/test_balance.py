@@ -11,7 +11,7 @@ import pytest
 from services.cli.main import main as arbiter
 from services.core.decider import Rng, Seat
 from services.workers import balance, gameset
-from services.workers.simulate import Plan, game_seed, play_one, summarise, wilson
+from services.workers.simulate import Plan, game_seed, play_one, side_wins, summarise, wilson
 
 
 def row(index: int, winners: list[int], first: int, finished: bool = True) -> dict:
@@ -201,12 +201,12 @@ def sided(winners: list[int], sides: list[str]) -> dict:
 
 def test_side_win_rates_count_each_game_once_for_the_side_that_won() -> None:
     five = ["red", "red", "blue", "blue", "solo"]
-    wins = balance.side_wins([sided([4], five), sided([0, 1], five), sided([2, 3], five),
+    wins = side_wins([sided([4], five), sided([0, 1], five), sided([2, 3], five),
                               sided([4], five), sided([], five)])
     assert wins["decided_games"] == 4 and wins["games"] == 5
     assert (wins["solo"]["won"], wins["red"]["won"], wins["blue"]["won"]) == (2, 1, 1)
     assert wins["solo"]["win_rate"] == 0.5 and wins["solo"]["even_share"] == round(1 / 3, 4)
-    assert balance.side_wins([sided([0], ["x", "x", "x"])]) == {}  # one side: no teams
+    assert side_wins([sided([0], ["x", "x", "x"])]) == {}  # one side: no teams
 
 
 def test_the_zone_bonus_counterfactual_names_the_games_the_point_decided() -> None:

@@ -90,6 +90,8 @@ def test_bad_plans_are_refused_with_a_reason() -> None:
         run(Plan("moody_bear", 2, ["keeper"] * 5, side_bots={"solo": "genius"}))
     with pytest.raises(ValueError, match="no sides"):
         run(Plan("toy", 2, ["perfect", "random"], side_bots={"solo": "random"}))
+    with pytest.raises(ValueError, match="no side purple; its sides are red, blue, solo"):
+        run(Plan("moody_bear", 2, ["keeper"] * 5, side_bots={"purple": "passive"}))
 
 
 def test_side_bots_play_every_seat_the_deal_puts_on_their_side(
@@ -116,6 +118,7 @@ def test_side_bots_play_every_seat_the_deal_puts_on_their_side(
         play_one(game, ["keeper"] * 5, "sides", index, side_bots={"solo": "passive"})
         solo_seats |= {seat for seat, _, side in asked if side == "solo"}
     assert len(solo_seats) > 1  # the deal moves the Solo: the override follows it
+    assert {side for _, _, side in asked} == set(simulate.SIDE_NAMES["moody_bear"])
     assert {(bot, side == "solo") for _, bot, side in asked} == {("passive", True),
                                                                 ("keeper", False)}
     # A passive Solo never plays a card, trades or proclaims: it passes, declines, refuses,
@@ -123,6 +126,16 @@ def test_side_bots_play_every_seat_the_deal_puts_on_their_side(
     assert "pass_turn" in solo_kinds
     assert solo_kinds <= {"pass_turn", "decline", "reject", "close_window", "end_turn",
                           "choose_pass", "arrange"}
+
+
+def test_the_side_names_are_the_sides_games_deal() -> None:
+    """A side bot must name a side the game deals: SIDE_NAMES is what SIDES reads."""
+    from services.workers import simulate
+
+    for name, bots in (("shadow_council", ["sleuth"] * 5), ("moody_bear", ["keeper"] * 5)):
+        dealt = {side for i in range(8)
+                 for side in play_one(gameset.game(name), bots, "names", i)["sides"]}
+        assert dealt == set(simulate.SIDE_NAMES[name])
 
 
 def test_a_side_bot_that_is_the_seats_own_changes_no_game() -> None:
