@@ -25,6 +25,7 @@ import grpc
 from arbiter.v1 import arbiter_pb2 as apb
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc._cython import cygrpc  # type: ignore[attr-defined]
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -312,6 +313,11 @@ Outgoing = Callable[[Any, grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 Session = Callable[[grpc.aio.ServicerContext, "_Call"], Awaitable[None]]
 
 
+# A write the transport could not carry: the client hung up (gRPC may report the write's
+# failure before `context.cancelled()` turns true, and ignores it itself in that case).
+_WriteFailed: type[Exception] = cygrpc.ExecuteBatchError
+
+
 class _Call:
     """One RPC as the server sees it: counted, limited, timed, and its errors mapped to
     status codes with details. Used as `async with _Call(...)` around a handler's body."""
@@ -352,7 +358,7 @@ class _Call:
         try:
             if error is None:
                 return False
-            if isinstance(error, (GeneratorExit, asyncio.CancelledError)) or \
+            if isinstance(error, (GeneratorExit, asyncio.CancelledError, _WriteFailed)) or \
                     self.context.cancelled():  # the client hung up: whatever failed after
                 self.code = "CANCELLED"
                 return isinstance(error, Exception)  # nobody to answer
