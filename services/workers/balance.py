@@ -13,8 +13,9 @@ holds the even share says "even"; anything else is "no claim" (the ranges disagr
 - Ablations: the option variants that remove a suspected cause, side by side with the
   standard rows; where no option removes it, a counterfactual on the final tally of the same
   games (Shadow Council's zone bonus point).
-- The first mover is who moved first; where sides win together (Moody Bear's teams, Shadow
-  Council's factions) each side's win rate against its even share.
+- The first mover is who moved first, among the winners or not; where sides win together
+  (Moody Bear's teams, Shadow Council's factions) each side's win rate against its even
+  share.
 - A row whose games are the same command for command as another row's is flagged and its
   figures are not printed as a result.
 
@@ -301,14 +302,15 @@ def balance(game_name: str, games: int, workers: int = 1, seed: str = "balance",
 def merge_rows(game_name: str, labels: Sequence[str], games: int | None, folder: str,
                workers: int = 1, seed: str = "balance", broker_url: str = "") -> dict[str, Any]:
     """The report already written in `folder`/balance/GAME.json, with only the rows named by
-    `labels` played (anew, or for the first time, at `games` per range, by default the
-    report's) and the others kept as they were, byte for byte in the JSON. The rows
+    `labels` played (anew, or for the first time, at `games` per range; by default a row
+    played anew keeps its own, a new row takes the report's) and the others kept as they
+    were, byte for byte in the JSON. The rows
     keep the order of scenarios(); a row the report has and scenarios() no longer names stays
     where it was. The seed must be the report's: the rows of a report share their deals."""
     path = os.path.join(folder, "balance", f"{game_name}.json")
     with open(path) as f:
         report: dict[str, Any] = json.load(f)
-    games = report["games_per_range"] if games is None else games  # the report's, unless told
+    own = {r["label"]: r["games_per_range"] for r in report["scenarios"]}
     if report["seed"] != seed:
         raise ValueError(f"{path} was played from seed {report['seed']!r}, not {seed!r}")
     known = {s.label: s for s in scenarios(game_name)}
@@ -316,9 +318,15 @@ def merge_rows(game_name: str, labels: Sequence[str], games: int | None, folder:
     if unknown:
         raise ValueError(f"no row {', '.join(map(repr, unknown))} in {game_name}; its rows: "
                          + "; ".join(known))
-    played = {label: simulate(game_name, known[label], chapter_games(games)
-                              if known[label].kind == "chapter" else games,
-                              workers, seed, broker_url) for label in dict.fromkeys(labels)}
+
+    def games_of(label: str) -> int:
+        if games is None and label in own:
+            return int(own[label])  # as the row was played (a chapter's games included)
+        n = report["games_per_range"] if games is None else games
+        return chapter_games(n) if known[label].kind == "chapter" else n
+
+    played = {label: simulate(game_name, known[label], games_of(label), workers, seed,
+                              broker_url) for label in dict.fromkeys(labels)}
     rows = [played.get(r["label"], r) for r in report["scenarios"]]
     order = list(known)
     for label, row in played.items():

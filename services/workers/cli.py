@@ -59,8 +59,8 @@ def add_parsers(sub: Any) -> None:
     bal.add_argument("game", nargs="?", default="", help="a game, or none with --all")
     bal.add_argument("--all", action="store_true", help="every game")
     bal.add_argument("--games", type=int, default=None,
-                     help="games per seed range of a row (three ranges a row; default 30, "
-                     "with --rows the report's own)")
+                     help="games per seed range of a row (three ranges a row; default 30; "
+                     "with --rows a row's own, or the report's for a new row)")
     bal.add_argument("--workers", type=int, default=1, help="processes (or Celery tasks)")
     bal.add_argument("--seed", default="balance")
     bal.add_argument("--local", action="store_true",

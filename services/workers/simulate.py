@@ -318,11 +318,17 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         bots.append({"entry": k, "bot": name, "wins": wins[k], "shared_wins": shared[k],
                      "win_rate": round(wins[k] / n, 4) if n else 0.0,
                      "ci95": [round(lo, 4), round(hi, 4)]})
-    # First-mover advantage: of the games one seat won alone, how many the first to act won
-    # (by who actually moved first, whatever the seat numbers; 1/seats if there is none).
-    moved = [r for r in sole if r["first_mover_seat"] >= 0]
-    first_won = sum(1 for r in moved if r["winner_seats"][0] == r["first_mover_seat"])
+    # First-mover advantage: of the games some seats but not all won, how many the first to
+    # act was among the winners (by who actually moved first, whatever the seat numbers).
+    # Where seats win together (teams, factions) a win is its side's, so with no advantage
+    # the first mover wins the games in proportion to the seats that won them: the even
+    # share is that proportion on average (1/seats where one seat wins).
+    moved = [r for r in finished if r["first_mover_seat"] >= 0
+             and 0 < len(r["winner_seats"]) < len(plan.bots)]
+    first_won = sum(1 for r in moved if r["first_mover_seat"] in r["winner_seats"])
     fm_lo, fm_hi = wilson(first_won, len(moved))
+    even = (sum(len(r["winner_seats"]) for r in moved) / len(moved) if moved else 1
+            ) / len(plan.bots)
 
     def by_value(c: Counter[str]) -> dict[str, int]:
         return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
@@ -337,7 +343,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "first_mover": {"decided_games": len(moved), "first_mover_won": first_won,
                         "win_rate": round(first_won / len(moved), 4) if moved else 0.0,
                         "ci95": [round(fm_lo, 4), round(fm_hi, 4)],
-                        "even_share": round(1 / len(plan.bots), 4)},
+                        "even_share": round(even, 4)},
         "ends": dict(Counter(r["end"] for r in finished).most_common()),
         "seat_wins": [seat_wins[s] for s in range(len(plan.bots))],
         "length": {"mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
@@ -396,7 +402,7 @@ def render(report: dict[str, Any]) -> str:
     if fm["decided_games"] and len(report["bots"]) > 1:  # one seat: no one moves "first"
         lo, hi = fm["ci95"]
         lines.append(f"  the first to move won {fm['first_mover_won']} of {fm['decided_games']} "
-                     f"games won by one seat: {100 * fm['win_rate']:.1f}% "
+                     f"games some seats won: {100 * fm['win_rate']:.1f}% "
                      f"[{100 * lo:.1f}%, {100 * hi:.1f}%] (even: {100 * fm['even_share']:.1f}%)")
     for end, count in report["ends"].items():
         lines.append(f"  ended: {end}: {count}")

@@ -33,10 +33,24 @@ def test_first_mover_advantage_follows_who_moved_first_not_seat_zero() -> None:
     game = gameset.game("bubblee")
     plan = Plan("bubblee", 4, ["greedy", "greedy"], rotate=False)
     # Seat 1 moved first in every game and won three of four: seat 0 won one.
-    report = summarise(game, plan, [row(i, [1 if i else 0], 1) for i in range(4)])
+    # A game both players share is won by every seat: no first mover stands out in it.
+    report = summarise(game, plan, [row(i, [1 if i else 0], 1) for i in range(4)]
+                       + [row(4, [0, 1], 1)])
     fm = report["first_mover"]
     assert (fm["decided_games"], fm["first_mover_won"]) == (4, 3)
     assert fm["win_rate"] == 0.75 and fm["even_share"] == 0.5
+
+
+def test_where_seats_win_together_the_first_mover_counts_among_its_sides_winners() -> None:
+    game = gameset.game("moody_bear")
+    plan = Plan("moody_bear", 4, ["keeper"] * 5, rotate=False)
+    # Seat 2 moved first: among a colour team's two winners once, the Solo's lone winner
+    # once, beaten by the other colour once; a game nobody won is not decided.
+    results = [row(0, [2, 4], 2), row(1, [2], 2), row(2, [0, 3], 2), row(3, [], 2)]
+    fm = summarise(game, plan, results)["first_mover"]
+    assert (fm["decided_games"], fm["first_mover_won"]) == (3, 2)
+    # With no advantage it would win (2 + 1 + 2) / 3 winners of 5 seats: a third.
+    assert fm["even_share"] == round(5 / 3 / 5, 4)
 
 
 def test_the_first_mover_of_bubble_and_shadow_is_the_first_magician() -> None:
@@ -103,7 +117,9 @@ def test_the_simulate_rpc_reports_shared_wins_and_the_first_mover_apart() -> Non
     assert (reply.shared, reply.unfinished, reply.draws) == (1, 1, 0)
     assert [b.wins for b in reply.bots] == [0, 1, 0, 0]
     assert [b.shared_wins for b in reply.bots] == [1, 0, 1, 0]
-    assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (1, 1)
+    # The first mover (seat 1) is not among the faction that won game 0, and won game 1.
+    assert (reply.first_mover.decided_games, reply.first_mover.first_mover_won) == (2, 1)
+    assert reply.first_mover.even_share == (2 + 1) / 2 / 4
 
 
 def eila_games() -> list[dict]:
@@ -324,3 +340,8 @@ def test_rows_writes_the_merged_report_and_the_figures_from_every_report(
                       indent=1, sort_keys=True) == after
     text = page.read_text()
     assert "| 2 seats, random (1 game a range) |" in text and "### Bubble and Shadow" in text
+    # Played again without --games, a row keeps its own games per range, not the report's 2.
+    assert arbiter(["balance", "bubblee", "--local", "--out", str(tmp_path),
+                    "--rows", "2 seats, random"]) == 0
+    again = json.loads((folder / "bubblee.json").read_text())
+    assert (again["games_per_range"], again["scenarios"][0]["games_per_range"]) == (2, 1)
