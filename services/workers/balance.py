@@ -256,15 +256,19 @@ def verdict(row: dict[str, Any], ranges: list[dict[str, Any]]) -> dict[str, str]
 def claim(pooled: dict[str, Any], ranges: Sequence[dict[str, Any]],
           even: float | None = None) -> str:
     """"above" or "below" the even share when the pooled interval excludes it and every range
-    lies on that side; "even" when the pooled interval holds it; else "no claim"."""
+    lies on that side of its own even share (a first mover's depends on the games' winners);
+    "even" when the pooled interval holds it; else "no claim"."""
     even = pooled["even_share"] if even is None else even
     lo, hi = pooled["ci95"]
     if lo <= even <= hi:
         return "even"
     side = "above" if lo > even else "below"
-    rates = [r.get("win_rate") for r in ranges]
-    if all(rate is not None and (rate > even if side == "above" else rate < even)
-           for rate in rates):
+
+    def on_side(r: dict[str, Any]) -> bool:
+        rate, share = r.get("win_rate"), r.get("even_share", even)
+        return rate is not None and (rate > share if side == "above" else rate < share)
+
+    if all(on_side(r) for r in ranges):
         return side
     return "no claim"
 
@@ -304,13 +308,13 @@ def merge_rows(game_name: str, labels: Sequence[str], games: int | None, folder:
     """The report already written in `folder`/balance/GAME.json, with only the rows named by
     `labels` played (anew, or for the first time, at `games` per range; by default a row
     played anew keeps its own, a new row takes the report's) and the others kept as they
-    were, byte for byte in the JSON. The rows
-    keep the order of scenarios(); a row the report has and scenarios() no longer names stays
-    where it was. The seed must be the report's: the rows of a report share their deals."""
+    were, byte for byte in the JSON. The rows keep the order of scenarios(); a row the report
+    has and scenarios() no longer names stays where it was. The seed must be the report's:
+    the rows of a report share their deals."""
     path = os.path.join(folder, "balance", f"{game_name}.json")
     with open(path) as f:
         report: dict[str, Any] = json.load(f)
-    own = {r["label"]: r["games_per_range"] for r in report["scenarios"]}
+    own: dict[str, int] = {r["label"]: r["games_per_range"] for r in report["scenarios"]}
     if report["seed"] != seed:
         raise ValueError(f"{path} was played from seed {report['seed']!r}, not {seed!r}")
     known = {s.label: s for s in scenarios(game_name)}
@@ -321,7 +325,7 @@ def merge_rows(game_name: str, labels: Sequence[str], games: int | None, folder:
 
     def games_of(label: str) -> int:
         if games is None and label in own:
-            return int(own[label])  # as the row was played (a chapter's games included)
+            return own[label]  # as the row was played (a chapter's games included)
         n = report["games_per_range"] if games is None else games
         return chapter_games(n) if known[label].kind == "chapter" else n
 

@@ -327,8 +327,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
              and 0 < len(r["winner_seats"]) < len(plan.bots)]
     first_won = sum(1 for r in moved if r["first_mover_seat"] in r["winner_seats"])
     fm_lo, fm_hi = wilson(first_won, len(moved))
-    even = (sum(len(r["winner_seats"]) for r in moved) / len(moved) if moved else 1
-            ) / len(plan.bots)
+    winners_a_game = sum(len(r["winner_seats"]) for r in moved) / len(moved) if moved else 1
 
     def by_value(c: Counter[str]) -> dict[str, int]:
         return dict(sorted(c.items(), key=lambda kv: float(kv[0])))
@@ -343,7 +342,7 @@ def summarise(game: Game, plan: Plan, results: list[dict[str, Any]]) -> dict[str
         "first_mover": {"decided_games": len(moved), "first_mover_won": first_won,
                         "win_rate": round(first_won / len(moved), 4) if moved else 0.0,
                         "ci95": [round(fm_lo, 4), round(fm_hi, 4)],
-                        "even_share": round(even, 4)},
+                        "even_share": round(winners_a_game / len(plan.bots), 4)},
         "ends": dict(Counter(r["end"] for r in finished).most_common()),
         "seat_wins": [seat_wins[s] for s in range(len(plan.bots))],
         "length": {"mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,

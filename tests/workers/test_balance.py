@@ -194,6 +194,16 @@ def test_a_claim_needs_the_pooled_interval_and_every_range_to_agree(
     assert balance.claim(pooled, [figure(w, d) for w, d in ranges]) == expected
 
 
+def test_each_range_is_weighed_against_its_own_even_share() -> None:
+    # A first mover's even share follows who won: 40% pooled, 45% in a range of colour wins.
+    pooled = figure(30, 50, 0.4)  # 60% (46-72%): above 40%
+    ranges = [{"win_rate": 0.6, "even_share": 0.35}, {"win_rate": 0.62, "even_share": 0.4},
+              {"win_rate": 0.43, "even_share": 0.45}]
+    assert balance.claim(pooled, ranges) == "no claim"  # 43% is above 40% but below 45%
+    ranges[2]["win_rate"] = 0.5
+    assert balance.claim(pooled, ranges) == "above"
+
+
 def test_a_row_that_replays_another_rows_games_is_flagged_not_printed() -> None:
     def played(label: str, bots: tuple[str, ...], options: str = "") -> dict:
         return balance.simulate("bubblee", balance.Scenario(label, bots, options), 2, 1, "rep",
