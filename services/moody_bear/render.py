@@ -23,6 +23,8 @@ def render(view: Any, colour: bool = True) -> str:
     if view.HasField("seat"):
         lines.append(f"your team: {named(mb.Team, view.team) if view.team else 'unknown'}; "
                      f"your hand: {cards(view.hand)}")
+        if view.known_top:
+            lines.append(f"the deck's top as you arranged it: {cards(view.known_top)}")
     if view.window.stack:
         stack = [f"{named(mb.EntryKind, e.kind)} by seat {e.seat}" for e in view.window.stack]
         lines.append("response window: " + "; ".join(stack))

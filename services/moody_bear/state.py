@@ -71,6 +71,8 @@ class State:
     window_id: int = 0
     swallow_ends_turn: bool = False
     top: tuple[Card, ...] = ()  # cards taken off the deck to be rearranged
+    # Per seat: how many of the deck's top cards it knows, in order (it arranged them).
+    seen_top: tuple[int, ...] = ()
     direction: int = 0
     choices: tuple[Card, ...] = ()  # per seat, 0 = not chosen yet
     known: tuple[frozenset[int], ...] = ()  # per seat: whose team card it has seen
@@ -165,6 +167,7 @@ def started(e: pb.Started) -> State:
         hands=((),) * n,
         choices=(0,) * n,
         known=tuple(frozenset({s}) for s in range(n)),
+        seen_top=(0,) * n,
     )
 
 
@@ -234,11 +237,21 @@ def trade_rejected(s: State, e: pb.TradeRejected) -> State:
 def card_drawn(s: State, e: pb.CardDrawn) -> State:
     """The event's card joins the seat's hand; it was the top of the deck."""
     s = with_hand(s, e.seat, add_cards(s.hands[e.seat], [e.card]))
-    return replace(s, deck=s.deck[1:])
+    return off_the_top(s)
+
+
+def off_the_top(s: State) -> State:
+    """The deck's top card is gone: whoever knew it knows one card fewer."""
+    return replace(s, deck=s.deck[1:], seen_top=tuple(max(0, k - 1) for k in s.seen_top))
+
+
+def top_unknown(s: State) -> State:
+    """The deck's order changed unseen: nobody knows its top any more."""
+    return replace(s, seen_top=(0,) * s.players)
 
 
 def deck_reshuffled(s: State, e: pb.DeckReshuffled) -> State:
-    return replace(s, deck=tuple(e.cards), discard=())
+    return top_unknown(replace(s, deck=tuple(e.cards), discard=()))
 
 
 def nothing_to_draw(s: State, e: pb.NothingToDraw) -> State:
@@ -297,13 +310,13 @@ def window_closed(s: State, e: pb.WindowClosed) -> State:
 
 
 def dark_swallow_drawn(s: State, e: pb.DarkSwallowDrawn) -> State:
-    s = replace(s, deck=s.deck[1:], swallow_ends_turn=e.ends_turn)
+    s = replace(off_the_top(s), swallow_ends_turn=e.ends_turn)
     return push(s, Entry(SWALLOW_ENTRY, e.seat, (DARK_SWALLOW,)))
 
 
 def dark_swallow_returned(s: State, e: pb.DarkSwallowReturned) -> State:
     deck = (*s.deck[: e.position], DARK_SWALLOW, *s.deck[e.position :])
-    return replace(s, deck=deck, stack=(), phase=TURN, passed=frozenset())
+    return top_unknown(replace(s, deck=deck, stack=(), phase=TURN, passed=frozenset()))
 
 
 def identity_looked(s: State, e: pb.IdentityLooked) -> State:
@@ -316,7 +329,7 @@ def hands_swapped(s: State, e: pb.HandsSwapped) -> State:
 
 
 def deck_shuffled(s: State, e: pb.DeckShuffled) -> State:
-    return replace(s, deck=tuple(e.cards))
+    return top_unknown(replace(s, deck=tuple(e.cards)))
 
 
 def card_stolen(s: State, e: pb.CardStolen) -> State:
@@ -333,11 +346,13 @@ def hand_looked(s: State, e: pb.HandLooked) -> State:
 def top_cards_taken(s: State, e: pb.TopCardsTaken) -> State:
     if e.count == 0:
         return s
-    return replace(s, top=tuple(e.cards), deck=s.deck[e.count :], phase=ARRANGE)
+    return top_unknown(replace(s, top=tuple(e.cards), deck=s.deck[e.count :], phase=ARRANGE))
 
 
 def top_cards_arranged(s: State, e: pb.TopCardsArranged) -> State:
-    return replace(s, deck=(*e.cards, *s.deck), top=(), phase=TURN)
+    """The arranger puts the cards back in its order, and knows that order."""
+    seen_top = set_at((0,) * s.players, e.seat, len(e.cards))
+    return replace(s, deck=(*e.cards, *s.deck), top=(), phase=TURN, seen_top=seen_top)
 
 
 def card_requested(s: State, e: pb.CardRequested) -> State:

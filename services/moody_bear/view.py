@@ -49,6 +49,7 @@ def show(state: State, seat: int | None) -> pb.View:
         v.hand.extend(state.hands[seat])
         v.team = state.teams[seat]
         v.may.extend(may(state, seat))
+        v.known_top.extend(state.deck[: state.seen_top[seat]])
     if state.trade is not None:
         t = state.trade
         v.trade.seat, v.trade.target = t.seat, t.target
@@ -150,8 +151,9 @@ HIDDEN: dict[str, Hider] = {
 
 
 def redeal(state: State, seat: int, rng: Rng) -> State:
-    """Deal anew everything `seat` cannot see, keeping every size it can see. The Dark
-    Swallow stays among the deck's cards (it never sits in a hand)."""
+    """Deal anew everything `seat` cannot see, keeping every size it can see and the deck's
+    top cards it knows. The Dark Swallow stays among the deck's cards it does not know (it
+    never sits in a hand)."""
     return redeal_cards(redeal_teams(state, seat, rng), seat, rng)
 
 
@@ -174,7 +176,8 @@ def redeal_cards(state: State, seat: int, rng: Rng) -> State:
 
     pool: list[Card] = [c for s in hidden_hands for c in state.hands[s]]
     pool += [state.choices[s] for s in hidden_choices]
-    pool += [c for c in state.deck if c != DARK_SWALLOW]
+    known, unknown = state.deck[: state.seen_top[seat]], state.deck[state.seen_top[seat] :]
+    pool += [c for c in unknown if c != DARK_SWALLOW]
     if trade_hidden:
         assert state.trade is not None
         pool.append(state.trade.card)
@@ -200,8 +203,8 @@ def redeal_cards(state: State, seat: int, rng: Rng) -> State:
     top = state.top
     if top_hidden:
         top = tuple(with_swallow(take(len(top) - top.count(DARK_SWALLOW)), top, rng))
-    deck_cards = take(len(state.deck) - state.deck.count(DARK_SWALLOW))
-    deck = tuple(with_swallow(deck_cards, state.deck, rng))
+    deck_cards = take(len(unknown) - unknown.count(DARK_SWALLOW))
+    deck = (*known, *with_swallow(deck_cards, unknown, rng))
     assert not pool
     return replace(state, hands=hands, choices=choices, trade=trade, top=top, deck=deck)
 

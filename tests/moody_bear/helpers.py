@@ -49,6 +49,7 @@ def table(
         phase=TURN,
         choices=(0,) * players,
         known=tuple(frozenset({s}) for s in range(players)),
+        seen_top=(0,) * players,
     )
 
 

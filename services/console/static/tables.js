@@ -285,6 +285,7 @@ function moodyBear(view, seats, width) {
   }
   if (view.trade) c.zone("trade", [{ text: `${seatName(seats, view.trade.seat || 0)} offers ${seatName(seats, view.trade.target || 0)} ${view.trade.card ? card(view.trade.card) : "a card"}` }], { cardW: 360 });
   c.zone("discard", (view.discard || []).slice(-6).map(cd => ({ text: card(cd), title: ruleOf(cd), fill: "#eee" })));
+  if ((view.knownTop || []).length) c.zone("the deck's top as you arranged it", view.knownTop.map(cd => ({ text: card(cd), title: ruleOf(cd), fill: "#eee" })));
   if (view.seat !== undefined) c.zone("your hand", (view.hand || []).map(cd => cardItem(cd)));
   return c.svg();
 }
