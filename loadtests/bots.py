@@ -3,6 +3,7 @@
     .venv/bin/python -m loadtests.bots cost [--games 2] [--game bubblee ...]
     .venv/bin/python -m loadtests.bots loop [--seconds 20]
     .venv/bin/python -m loadtests.bots duel GAME LEVEL [--games 16] [--seed S] [--seats N]
+        [--teams [--sides red,blue]]
     .venv/bin/python -m loadtests.bots eila [--chapters 0,5] [--modes normal,advanced]
         [--first-seed 100] [--attempts 60] [--level hard] [--contrast greedy|none]
 
@@ -14,7 +15,12 @@ on the same event loop sleeps 1 ms again and again: how late each wake-up is, wi
 search in the process pool (the server's default), in a thread beside the loop, and, for
 reference, with the heuristic bot. `duel`: the level at one seat, the game's default bot at
 the others, seats rotated, the games of `arbiter simulate GAME --bots LEVEL,DEFAULT,...
---seed S` one line each as they end (a long run can be read while it plays).
+--seed S` one line each as they end (a long run can be read while it plays). `duel
+--teams`, in a game where seats win together (Moody Bear's teams, Shadow Council's
+factions): each side in turn played by the level at every seat the deal puts on it, the
+others by the default bot, against the same deals played by the default bot alone (the
+side's fair share); a side's row is kept as it ends, so sides played by separate processes
+add up, and the summary weighs each side by the seats it is dealt (a seat's team, pooled).
 Writes loadtests/results/bots.json.
 
 `eila`: attempts at Eila's chapters, each played alone from an empty save box (seeds
@@ -44,7 +50,7 @@ from services.core.host import Host
 from services.core.offload import CpuPool
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
-from services.workers.simulate import play_one, wilson
+from services.workers.simulate import SIDE_NAMES, SIDES, game_seed, play_one, wilson
 
 RESULTS = Path(__file__).parent / "results" / "bots.json"
 SEARCHABLE = [n for n in registry.GAME_MODULES if bots.searchable(registry.game(n))]
@@ -153,6 +159,62 @@ def duel(name: str, level: str, games: int, seed: str, seats: int) -> dict[str, 
     return row
 
 
+def duel_side(name: str, level: str, games: int, seed: str, seats: int, side: str
+              ) -> dict[str, Any]:
+    """`side` played by `level` at every seat dealt to it, against the same deals played by
+    the default bot alone: how often those seats are among the winners each way, over the
+    games that deal the side (the share of them that won, where a seat may change sides on
+    the way: Shadow Council's identities can be swapped)."""
+    game = registry.game(name)
+    seats = seats or game.seat_count
+    default = [game.default_bot] * seats
+    won: list[float] = []
+    fair: list[float] = []
+    members = 0
+    for index in range(games):
+        table = [Seat(f"seat{s}", "ai") for s in range(seats)]
+        start = game.replay(game.setup(game.pb.Options(), table,
+                                       Rng(game_seed(seed, index), 0)))
+        dealt = [s for s, x in enumerate(SIDES[name](start)) if x == side]
+        if not dealt:
+            continue  # not dealt at this table (the Solo at 4 seats)
+        members += len(dealt)
+        alone = play_one(game, default, seed, index)
+        result = play_one(game, default, seed, index, side_bots={side: level})
+        won.append(len(set(dealt) & set(result["winner_seats"])) / len(dealt))
+        fair.append(len(set(dealt) & set(alone["winner_seats"])) / len(dealt))
+        print(f"game {index}: {side} {won[-1]:.2f} with {level}, {fair[-1]:.2f} with "
+              f"{game.default_bot} ({sum(won):g} against {sum(fair):g} of {len(won)})",
+              flush=True)
+    n = len(won)
+    rate = sum(won) / n if n else 0.0
+    spread = (sum((w - rate) ** 2 for w in won) / max(1, n - 1) / max(1, n)) ** 0.5
+    whole = all(w in (0.0, 1.0) for w in won)
+    row = {"games": n, "seats": seats, "seed": seed, "side": side, "won": sum(won),
+           "rate": rate,
+           "ci95": wilson(int(sum(won)), n) if whole else (rate - 1.96 * spread,
+                                                          rate + 1.96 * spread),
+           "se": spread, "fair": sum(fair), "fair_share": sum(fair) / n if n else 0.0,
+           "seats_dealt": members / n / seats if n else 0.0}
+    print(row)
+    return row
+
+
+def team_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A seat's team, pooled over the sides: each side's rate weighed by the share of the
+    seats it is dealt, against its fair share weighed alike (with a normal-approximation
+    interval of the weighted rate, from each side's standard error)."""
+    weight = sum(r["seats_dealt"] for r in rows)
+    rate = sum(r["seats_dealt"] * r["rate"] for r in rows) / weight
+    fair = sum(r["seats_dealt"] * r["fair_share"] for r in rows) / weight
+    spread = sum((r["seats_dealt"] / weight * r["se"]) ** 2 for r in rows) ** 0.5
+    summary = {"sides": [r["side"] for r in rows], "games": sum(r["games"] for r in rows),
+               "rate": rate, "ci95": (rate - 1.96 * spread, rate + 1.96 * spread),
+               "fair_share": fair, "ratio": rate / fair if fair else 0.0}
+    print(summary)
+    return summary
+
+
 EILA_RESULTS = Path(__file__).parent / "results" / "eila.json"
 
 
@@ -225,6 +287,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--seed", default="duel")
     parser.add_argument("--seats", type=int, default=0, help="duel: 0 for the standard table")
+    parser.add_argument("--teams", action="store_true", help="duel: a side played by the "
+                        "level at every seat it is dealt")
+    parser.add_argument("--sides", default="", help="duel --teams: the sides to play (all)")
     parser.add_argument("--chapters", default="0,1,2,3,4,5", help="eila: chapters to play")
     parser.add_argument("--modes", default="normal,advanced", help="eila: modes to play")
     parser.add_argument("--first-seed", type=int, default=100, help="eila: the first seed")
@@ -244,6 +309,13 @@ def main() -> None:
         key, found = "cost", cost(args.game or SEARCHABLE, args.games, args.every)
     elif args.what == "loop":
         key, found = "loop", loop(args.seconds)
+    elif args.teams:
+        name, level = args.duel
+        key, found = "teams", {}
+        for side in args.sides.split(",") if args.sides else SIDE_NAMES[name]:
+            row = duel_side(name, level, args.games, args.seed, args.seats, side)
+            if row["games"]:
+                found[f"{name}/{row['seats']}/{level}/{args.seed}/{side}"] = row
     else:
         name, level = args.duel
         found_row = duel(name, level, args.games, args.seed, args.seats)
@@ -252,6 +324,13 @@ def main() -> None:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results.setdefault(key, {}).update(found)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    if key == "teams":  # every side kept for this game, table, level and seed, pooled
+        prefix = next(iter(found)).rsplit("/", 1)[0] + "/" if found else ""
+        kept = [r for k, r in results["teams"].items() if prefix and k.startswith(prefix)]
+        if kept:
+            results["teams"][prefix + "pooled"] = team_summary(
+                [r for r in kept if "side" in r])
+            RESULTS.write_text(json.dumps(results, indent=1) + "\n")
 
 if __name__ == "__main__":
     main()
