@@ -170,8 +170,13 @@ def search(game: Game[S], state: S, seat: int, rng: Rng, budget: Budget,
         else:  # a whole round
             rounds += 1
             if rounds & (rounds - 1) == 0 and len(candidates) > 2:
-                candidates = sorted(candidates, key=lambda i: -totals[i] / tries[i])
-                candidates = candidates[:max(2, len(candidates) // 2)]
+                ranked = sorted(candidates, key=lambda i: -totals[i] / tries[i])
+                kept = ranked[:max(2, len(ranked) // 2)]
+                if caution > 0 and usual_at in ranked and usual_at not in kept:
+                    # Every lead is measured against it: dropped after a world or two of
+                    # bad luck, it would let the best of many noisy means win unchecked.
+                    kept.append(usual_at)
+                candidates = kept
     tried = [i for i in candidates if tries[i]]
     if not tried:
         return usual

@@ -190,3 +190,19 @@ def test_a_level_may_set_a_games_depth_and_caution_and_budgets_follow_hard() -> 
     budget = bots.level("120ms")
     assert budget is not None and (budget.depths, budget.cautions) == (hard.depths,
                                                                        hard.cautions)
+
+
+def test_a_cautious_search_never_drops_the_heuristics_choice_for_one_bad_world(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heuristic's choice loses the first world and ties every later one; a noisy
+    command is as good on average. Halving after the first world must not drop the choice
+    every lead is measured against: the noisy command would then win unchecked."""
+    usual = usual_index()
+    noisy = 1 if usual != 1 else 2
+    state = opening(BUBBLEE)
+    count = len(BUBBLEE.legal_actions(state, BUBBLEE.to_act(state)[0]))
+    values = {i: [0.1] for i in range(count)}
+    values[usual] = [0.0] + [0.5] * 200
+    values[noisy] = [0.9, 0.1]
+    assert scripted_search(monkeypatch, values, 0.0) == noisy
+    assert scripted_search(monkeypatch, values, 1.0) == usual
