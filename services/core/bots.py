@@ -21,7 +21,8 @@ from services.core.search import Budget, search
 class Level:
     """A search bot's strength: CPU per move, and how many commands a playout plays before
     the game's estimate judges it (None: to the end), with the depth of a game whose
-    commands are finer or coarser than most (game name -> depth)."""
+    commands are finer or coarser than most (game name, or "game/seats" for one table size,
+    -> depth)."""
 
     budget: Budget
     depth: int | None
@@ -30,9 +31,10 @@ class Level:
     # `caution`, in standard errors); 0 where a game is not named.
     cautions: tuple[tuple[str, float], ...] = ()
 
-    def depth_for(self, game: str) -> int | None:
-        """The playout depth in `game`."""
-        return dict(self.depths).get(game, self.depth)
+    def depth_for(self, game: str, seats: int = 0) -> int | None:
+        """The playout depth in `game` at a table of `seats` (0: any)."""
+        depths = dict(self.depths)
+        return depths.get(f"{game}/{seats}", depths.get(game, self.depth))
 
     def caution_for(self, game: str) -> float:
         return dict(self.cautions).get(game, 0.0)
@@ -47,9 +49,11 @@ LEVELS: dict[str, Level] = {
     # 25 ms below 250: a GC pause or a last command. A Shadow Council playout command cost
     # 0.65 ms when its depth was chosen (0.36 ms since): 3 commands keep the playouts many.
     # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md). Its
-    # playouts look 24 commands ahead: at 5 players a turn takes 4.9 commands (every other
-    # seat answers each play's window), so 12 stopped before the table had gone round once.
-    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3), ("moody_bear", 24)),
+    # playouts look 24 commands ahead, 12 at 3 players: measured on the same deals, 24 won
+    # more games for a team at 5 players (59 of 100 against 49) and fewer at 3 (93 of 200
+    # against 108).
+    "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3), ("moody_bear", 24),
+                                             ("moody_bear/3", 12)),
                   cautions=(("moody_bear", 1.0),)),
 }
 MAX_MS = 250
@@ -105,5 +109,6 @@ def choose_command(game: Game, state: object, seat: int, bot_name: str, rng: Rng
     if not searchable(game):
         raise ValueError(f"{game.title} cannot re-deal what a seat cannot see: no search bot")
     budget = found.budget if playouts is None else Budget(math.inf, playouts)
-    return search(game, state, seat, rng, budget, found.depth_for(game.name),
+    seats = game.table_size(state) if game.table_size is not None else 0
+    return search(game, state, seat, rng, budget, found.depth_for(game.name, seats),
                   found.caution_for(game.name))

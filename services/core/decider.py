@@ -307,6 +307,9 @@ class Game(Generic[S]):
     # The commands a search bot weighs, from the seat's view and its legal commands: the
     # legal ones less near-duplicates that would only thin its budget. None: every one.
     candidates: Callable[[Message, list[Message]], list[Message]] | None = None
+    # How many seats a state's table has, where a search level's settings depend on it
+    # (services/core/bots.py, Level.depths). None: the same settings at every table size.
+    table_size: Callable[[S], int] | None = None
     # How likely `seat` is to win from a state, in [0, 1]: where a search bot's playout stops
     # short of the end (its level's depth). None: playouts go to the end.
     estimate: Callable[[S, int], float] | None = None

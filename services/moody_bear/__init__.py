@@ -55,6 +55,7 @@ GAME: Game[State] = Game(
     standard_seats=5,
     default_bot="keeper",
     estimate=estimate,
+    table_size=lambda state: state.players,
     candidates=candidates,
     redeal=view.redeal,
     deadlines=deadlines,

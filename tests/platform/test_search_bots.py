@@ -15,6 +15,7 @@ from services import games as registry
 from services.core import bots, search
 from services.core.decider import MalformedCommand, Rng, Seat
 from services.core.host import Host
+from services.core.search import Budget
 from services.core.server import in_process_ai
 from services.core.store import MemoryStore
 from services.workers.simulate import Plan, check, play_one
@@ -190,6 +191,32 @@ def test_a_level_may_set_a_games_depth_and_caution_and_budgets_follow_hard() -> 
     budget = bots.level("120ms")
     assert budget is not None and (budget.depths, budget.cautions) == (hard.depths,
                                                                        hard.cautions)
+
+
+def test_a_level_may_set_a_depth_for_one_table_size() -> None:
+    level = bots.Level(Budget(0.1), 12, depths=(("moody_bear", 24), ("moody_bear/3", 8)))
+    assert [level.depth_for("moody_bear", n) for n in (3, 4, 5, 0)] == [8, 24, 24, 24]
+    assert level.depth_for("bubblee", 3) == 12
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_hard_searches_moody_bear_as_deep_as_its_table_size_asks(
+        monkeypatch: pytest.MonkeyPatch, players: int) -> None:
+    moody = registry.game("moody_bear")
+    seats = [Seat(f"p{i}") for i in range(players)]
+    state = moody.replay(moody.setup(moody.pb.Options(), seats, Rng(b"depth", 0)))
+    asked: list[int | None] = []
+
+    def searched(game, state, seat, rng, budget, depth, caution):  # type: ignore[no-untyped-def]
+        asked.append(depth)
+        return moody.legal_actions(state, seat)[0]
+
+    monkeypatch.setattr(bots, "search", searched)
+    seat = moody.to_act(state)[0]
+    bots.choose_command(moody, state, seat, "hard", Rng(b"depth", 1))
+    hard = bots.level("hard")
+    assert hard is not None and asked == [hard.depth_for("moody_bear", players)]
+    assert asked == [12 if players == 3 else 24]
 
 
 def test_a_cautious_search_never_drops_the_heuristics_choice_for_one_bad_world(
