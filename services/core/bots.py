@@ -48,13 +48,14 @@ LEVELS: dict[str, Level] = {
     "medium": Level(Budget(0.060), 8),
     # 25 ms below 250: a GC pause or a last command. A Shadow Council playout command cost
     # 0.65 ms when its depth was chosen (0.36 ms since): 3 commands keep the playouts many.
-    # Moody Bear's search overrules the keeper only on a clear lead (docs/bots.md). Its
-    # playouts look 24 commands ahead, 12 at 3 players: measured on the same deals, 24 won
-    # more games for a team at 5 players (59 of 100 against 49) and fewer at 3 (93 of 200
+    # In the team games the search overrules the heuristic bot only on a clear lead
+    # (docs/bots.md): teammates that all search keep its conventions. Moody Bear's playouts
+    # look 24 commands ahead, 12 at 3 players: measured on the same deals, 24 won more
+    # games for a team at 5 players (59 of 100 against 49) and fewer at 3 (93 of 200
     # against 108).
     "hard": Level(Budget(0.225), 12, depths=(("shadow_council", 3), ("moody_bear", 24),
                                              ("moody_bear/3", 12)),
-                  cautions=(("moody_bear", 1.0),)),
+                  cautions=(("moody_bear", 1.0), ("shadow_council", 1.0))),
 }
 MAX_MS = 250
 _MS = re.compile(r"([1-9][0-9]{0,2})ms")
