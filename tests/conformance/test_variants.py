@@ -53,6 +53,17 @@ def test_every_game_supplies_variants_and_a_playout() -> None:
         game.setup(variant.options, seats(variant), Rng(b"variant", 0))
 
 
+def test_a_table_size_is_the_number_of_seats_dealt() -> None:
+    """A game that tells its table size (Game.table_size: a search level's depth may depend on
+    it) tells the number of seats its setup was given, at every table it plays."""
+    for name, variant in TABLES:
+        game = suite.game(name)
+        if game.table_size is None:
+            continue
+        state = game.replay(game.setup(variant.options, seats(variant), Rng(b"size", 0)))
+        assert game.table_size(state) == variant.seats, (name, variant.name)
+
+
 @pytest.mark.parametrize("name,variant", TABLES, ids=IDS)
 def test_every_version_of_every_variant_can_be_viewed(name: str, variant: Variant) -> None:
     """Random legal play to the end; after every event (not only every command), each seat's
